@@ -1,0 +1,352 @@
+/*
+ * fdr-bench: per-event cost of fdr side by side with a physical floor,
+ * LTTng-UST and barectf, on the same machine in the same run, as ratios.
+ *
+ * DESIGN. One executable, two roles.
+ *   driver (default)  sets up an LTTng session (lttng/session.c), then runs
+ *                     measurement processes (this same executable with
+ *                     --worker) one after the other, alternating the fdr
+ *                     mode: discard, overwrite, discard, overwrite, ...
+ *                     (--procs rounds). It merges their samples, prints the
+ *                     table and writes the JSON file.
+ *   worker            sets up every adapter (floor, lttng-ust, barectf,
+ *                     fdr in the mode of its environment) and runs all of
+ *                     them interleaved with benchfn (A B C D A B C D ...),
+ *                     printing "sample <tracer> <workload> <ns>" lines.
+ * The fdr mode is fixed when a process starts, hence one process per mode;
+ * floor, lttng-ust and barectf run in every process, so each fdr column is
+ * measured in the same processes as the columns it is divided by, and
+ * process-to-process noise (page placement, ASLR, frequency) is spread over
+ * all columns. The LTTng session is started before any worker exists
+ * because liblttng-ust registers with the session daemon when loaded.
+ *
+ * Nothing is pinned; run on an idle machine. --quick is for the test
+ * suite: it checks that everything runs, its numbers mean little.
+ */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adapters.h"
+#include "benchfn.h"
+#include "lttng/session.h"
+#include "report.h"
+
+#ifndef FDR_BENCH_RESULTS_DEFAULT
+#define FDR_BENCH_RESULTS_DEFAULT "bench/results/latest.json"
+#endif
+
+const char *bench_str = "hello, flight recorder";
+
+typedef struct options {
+    int worker;
+    int quick;
+    int no_lttng;
+    int keep_traces;
+    int lttng_overwrite;
+    unsigned long long iters;
+    unsigned reps;  /* measured repetitions per worker process */
+    unsigned procs; /* rounds of (discard, overwrite) worker processes */
+    const char *out;
+    const char *subbuf;
+    const char *nsubbuf;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: fdr-bench [options]\n"
+        "  --quick            small run for the test suite (JSON default:\n"
+        "                     ./bench-quick.json)\n"
+        "  --out FILE         JSON output (default %s)\n"
+        "  --iters N          events per batch (default 1000000)\n"
+        "  --reps R           batches per tracer per process (default 5)\n"
+        "  --procs P          rounds of processes, one per fdr mode (default 3)\n"
+        "  --no-lttng         skip LTTng-UST (no session daemon touched)\n"
+        "  --lttng-subbuf S   sub-buffer size (default 4M)\n"
+        "  --lttng-nsubbuf N  sub-buffers per CPU (default 4)\n"
+        "  --lttng-overwrite  LTTng channel in overwrite mode (default discard)\n"
+        "  --keep-traces      keep the trace directory under /tmp\n",
+        FDR_BENCH_RESULTS_DEFAULT);
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    *o = (options){.iters = 1000000, .reps = 5, .procs = 3,
+                   .subbuf = "4M", .nsubbuf = "4"};
+    int iters_set = 0, reps_set = 0, procs_set = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+#define NEED_VALUE() do { if (v == NULL) { fprintf(stderr, "%s: missing value\n", a); return -1; } i++; } while (0)
+        if (strcmp(a, "--worker") == 0) o->worker = 1;
+        else if (strcmp(a, "--quick") == 0) o->quick = 1;
+        else if (strcmp(a, "--no-lttng") == 0) o->no_lttng = 1;
+        else if (strcmp(a, "--keep-traces") == 0) o->keep_traces = 1;
+        else if (strcmp(a, "--lttng-overwrite") == 0) o->lttng_overwrite = 1;
+        else if (strcmp(a, "--out") == 0) { NEED_VALUE(); o->out = v; }
+        else if (strcmp(a, "--lttng-subbuf") == 0) { NEED_VALUE(); o->subbuf = v; }
+        else if (strcmp(a, "--lttng-nsubbuf") == 0) { NEED_VALUE(); o->nsubbuf = v; }
+        else if (strcmp(a, "--iters") == 0) { NEED_VALUE(); o->iters = strtoull(v, NULL, 10); iters_set = 1; }
+        else if (strcmp(a, "--reps") == 0) { NEED_VALUE(); o->reps = (unsigned)strtoul(v, NULL, 10); reps_set = 1; }
+        else if (strcmp(a, "--procs") == 0) { NEED_VALUE(); o->procs = (unsigned)strtoul(v, NULL, 10); procs_set = 1; }
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { usage(stdout); exit(0); }
+        else { fprintf(stderr, "unknown option %s\n", a); usage(stderr); return -1; }
+#undef NEED_VALUE
+    }
+    if (o->quick) {
+        if (!iters_set) o->iters = 20000;
+        if (!reps_set) o->reps = 3;
+        if (!procs_set) o->procs = 1;
+    }
+    if (o->out == NULL)
+        o->out = o->quick ? "bench-quick.json" : FDR_BENCH_RESULTS_DEFAULT;
+    if (o->iters == 0 || o->reps == 0 || o->procs == 0) {
+        fprintf(stderr, "--iters, --reps and --procs must be > 0\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- worker ------------------------------------------------------------ */
+
+static int worker_main(const options *o)
+{
+    bench_adapter *all[] = {&bench_floor_adapter, &bench_lttng_adapter,
+                            &bench_barectf_adapter, &bench_fdr_adapter};
+    enum { NADAPTERS = sizeof all / sizeof all[0] };
+    benchfn_case cases[NADAPTERS * BENCH_NWORKLOADS];
+    const bench_adapter *owner[NADAPTERS * BENCH_NWORKLOADS];
+    int workload[NADAPTERS * BENCH_NWORKLOADS];
+    size_t ncases = 0;
+
+    for (size_t k = 0; k < NADAPTERS; k++) {
+        char why[512] = "";
+        int rc = all[k]->setup(all[k], why, sizeof why);
+        if (rc != 0) {
+            printf("skip %s %s\n", all[k]->tracer, why);
+            continue;
+        }
+        for (int w = 0; w < BENCH_NWORKLOADS; w++) {
+            cases[ncases] = (benchfn_case){all[k]->tracer, all[k]->fn[w], NULL};
+            owner[ncases] = all[k];
+            workload[ncases] = w;
+            ncases++;
+        }
+    }
+    fflush(stdout);
+
+    benchfn_params p = {.iters = o->iters, .reps = o->reps, .warmups = 1};
+    double *res = malloc(sizeof *res * p.reps * ncases);
+    if (res == NULL || benchfn_run(cases, ncases, &p, res) != 0) {
+        fprintf(stderr, "fdr-bench worker: benchfn_run failed\n");
+        free(res);
+        return 1;
+    }
+    for (unsigned rep = 0; rep < p.reps; rep++)
+        for (size_t c = 0; c < ncases; c++)
+            printf("sample %s %s %.6f\n", owner[c]->tracer,
+                   bench_workload_names[workload[c]], res[rep * ncases + c]);
+    for (size_t k = 0; k < NADAPTERS; k++)
+        if (all[k]->report != NULL)
+            all[k]->report(all[k], stdout);
+    free(res);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* ---- driver ------------------------------------------------------------ */
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* Runs one worker with FDR_MODE=mode; output captured into buf. */
+static int run_worker(const char *self, const options *o, const char *mode,
+                      const char *fdr_out, const char *tp_path, char *buf,
+                      size_t bufsz)
+{
+    char iters[32], reps[32];
+    snprintf(iters, sizeof iters, "%llu", o->iters);
+    snprintf(reps, sizeof reps, "%u", o->reps);
+    setenv("FDR_MODE", mode, 1);
+    setenv("FDR_EVENTS", "-bench:disabled", 1);
+    if (strcmp(mode, "discard") == 0)
+        setenv("FDR_OUTPUT", fdr_out, 1);
+    else
+        unsetenv("FDR_OUTPUT");
+    if (tp_path != NULL)
+        setenv("FDR_BENCH_LTTNG_TP", tp_path, 1);
+    else
+        unsetenv("FDR_BENCH_LTTNG_TP");
+    setenv("LTTNG_UST_REGISTER_TIMEOUT", "10000", 1);
+    const char *argv[] = {self, "--worker", "--iters", iters, "--reps", reps,
+                          NULL};
+    return bench_run_cmd(argv, buf, bufsz);
+}
+
+static void merge_worker_output(bench_results *r, char *buf, FILE *log)
+{
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char tracer[64], workload[64];
+        double ns;
+        if (sscanf(line, "sample %63s %63s %lf", tracer, workload, &ns) == 3) {
+            if (bench_results_add(r, tracer, workload, ns) != 0)
+                fprintf(log, "  ? %s\n", line);
+        } else if (strncmp(line, "skip ", 5) == 0) {
+            char *name = line + 5, *why = strchr(name, ' ');
+            if (why != NULL) {
+                *why++ = '\0';
+                int t = bench_tracer_index(name);
+                if (t >= 0)
+                    snprintf(r->note[t], sizeof r->note[t], "%s", why);
+            }
+        } else {
+            fprintf(log, "  %s\n", line);
+        }
+    }
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st; (void)flag; (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static int driver_main(const options *o)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        perror("readlink /proc/self/exe");
+        return 1;
+    }
+    self[n] = '\0';
+
+    char tmpdir[] = "/tmp/fdr-bench-XXXXXX";
+    if (mkdtemp(tmpdir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char fdr_out[PATH_MAX];
+    snprintf(fdr_out, sizeof fdr_out, "%s/fdr", tmpdir);
+    mkdir(fdr_out, 0777);
+
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    bench_results r = {0};
+
+    /* LTTng: probe library next to us, session before any worker. */
+    char tp_path[PATH_MAX];
+    const char *env_tp = getenv("FDR_BENCH_LTTNG_TP");
+    if (env_tp != NULL && env_tp[0] != '\0')
+        snprintf(tp_path, sizeof tp_path, "%s", env_tp);
+    else {
+        snprintf(tp_path, sizeof tp_path, "%s", self);
+        char *slash = strrchr(tp_path, '/');
+        snprintf(slash + 1, sizeof tp_path - (size_t)(slash + 1 - tp_path),
+                 "libfdr-bench-lttng-tp.so");
+    }
+    bench_lttng_session ls = {0};
+    const char *use_tp = NULL;
+    if (o->no_lttng) {
+        snprintf(r.note[BENCH_T_LTTNG], sizeof r.note[0], "--no-lttng");
+    } else if (access(tp_path, R_OK) != 0) {
+        snprintf(r.note[BENCH_T_LTTNG], sizeof r.note[0],
+                 "probe library %.200s missing", tp_path);
+    } else {
+        snprintf(ls.name, sizeof ls.name, "fdr-bench-%ld-%ld", (long)getpid(),
+                 (long)time(NULL));
+        snprintf(ls.outdir, sizeof ls.outdir, "%s/lttng", tmpdir);
+        snprintf(ls.subbuf, sizeof ls.subbuf, "%s", o->subbuf);
+        snprintf(ls.nsubbuf, sizeof ls.nsubbuf, "%s", o->nsubbuf);
+        ls.overwrite = o->lttng_overwrite;
+        char why[512] = "";
+        if (bench_lttng_begin(&ls, why, sizeof why) == 0) {
+            use_tp = tp_path;
+            fprintf(stderr, "lttng: session %s (%s x %s per CPU, per-UID, %s)%s\n",
+                    ls.name, ls.subbuf, ls.nsubbuf,
+                    ls.overwrite ? "overwrite" : "discard",
+                    ls.our_sessiond ? ", started lttng-sessiond" : "");
+        } else {
+            snprintf(r.note[BENCH_T_LTTNG], sizeof r.note[0], "%s", why);
+            fprintf(stderr, "lttng: unavailable: %s\n", why);
+        }
+    }
+
+    static char buf[1 << 20];
+    static const char *const modes[] = {"discard", "overwrite"};
+    int failed = 0;
+    for (unsigned round = 0; round < o->procs && !interrupted; round++) {
+        for (size_t m = 0; m < 2 && !interrupted; m++) {
+            fprintf(stderr, "round %u/%u: worker FDR_MODE=%s\n", round + 1,
+                    o->procs, modes[m]);
+            int rc = run_worker(self, o, modes[m], fdr_out, use_tp, buf,
+                                sizeof buf);
+            merge_worker_output(&r, buf, stderr);
+            if (rc != 0) {
+                fprintf(stderr, "worker exited with %d\n", rc);
+                failed = 1;
+            }
+        }
+    }
+
+    if (ls.created || ls.our_sessiond) {
+        long long discarded = -1;
+        char why[512] = "";
+        if (bench_lttng_end(&ls, &discarded, why, sizeof why) != 0)
+            fprintf(stderr, "lttng: teardown: %s\n", why);
+        if (discarded >= 0) {
+            size_t len = strlen(r.note[BENCH_T_LTTNG]);
+            snprintf(r.note[BENCH_T_LTTNG] + len, sizeof r.note[0] - len,
+                     "%sdiscarded events in the session: %lld (%s mode, %s x %s)",
+                     len ? "; " : "", discarded,
+                     o->lttng_overwrite ? "overwrite" : "discard", o->subbuf,
+                     o->nsubbuf);
+        }
+    }
+    if (o->keep_traces)
+        fprintf(stderr, "traces kept in %s\n", tmpdir);
+    else
+        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+
+    printf("fdr-bench: %llu events/batch, %u batches x %u processes per mode%s\n",
+           o->iters, o->reps, o->procs, o->quick ? " (--quick)" : "");
+    bench_results_print(&r, stdout);
+    int rc = bench_results_write_json(&r, o->out);
+    if (rc != 0)
+        fprintf(stderr, "writing %s: %s\n", o->out, strerror(-rc));
+    else
+        printf("\nwrote %s\n", o->out);
+    bench_results_free(&r);
+    if (interrupted)
+        return 130;
+    return (failed || rc != 0) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (parse_args(argc, argv, &o) != 0)
+        return 2;
+    return o.worker ? worker_main(&o) : driver_main(&o);
+}

@@ -1,0 +1,21 @@
+/* fdr/fdr.h - the one header an instrumented program includes.
+ *
+ * fdr is a flight data recorder: events recorded at a few nanoseconds each
+ * into per-thread rings in memory, written as CTF 1.8 traces (babeltrace2,
+ * Trace Compass), dumped on a crash, printed live when chosen by pattern.
+ * See docs/getting-started.md. */
+#ifndef FDR_FDR_H
+#define FDR_FDR_H
+
+#define FDR_VERSION_MAJOR 0
+#define FDR_VERSION_MINOR 1
+#define FDR_VERSION_PATCH 0
+#define FDR_VERSION_STRING "0.1.0"
+
+#include "fdr/trace.h"
+#ifndef FDR_DISABLE
+#include "fdr/error.h"
+#include "fdr/control.h"
+#endif
+
+#endif

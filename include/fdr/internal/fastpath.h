@@ -1,0 +1,231 @@
+/* fdr/internal/fastpath.h - the inline recording fast path.
+ *
+ * Not a public API: the names here (fdr__*) may change in any release.
+ * Instrumented code reaches them only through the macros of <fdr/trace.h>.
+ *
+ * An event goes through three steps, all inlined at the call site:
+ *
+ *   1. site state    one relaxed load of the call site's state byte and one
+ *                    branch. 0 means "off": nothing else runs, arguments are
+ *                    not evaluated.
+ *   2. fdr__reserve  enter the tracing section, check that this thread may
+ *                    write and that the event fits in its current packet,
+ *                    read the clock, store the event header.
+ *   3. fdr__commit   publish the new write position, leave the section.
+ *
+ * Everything unusual (first use of a site, a full packet, printing, tracing
+ * disabled, an event nested inside another one by a signal handler) goes to
+ * the out-of-line fdr__reserve_slow() / fdr__commit_slow().
+ *
+ * Cost budget of an enabled two-int event: the clock read (rdtsc, ~25 cycles
+ * on current x86-64, not serializing, so it overlaps with the rest) plus
+ * about ten simple loads and stores on two hot cache lines (the thread's
+ * fdr__self and the current packet). No atomic read-modify-write, no fence,
+ * no call. */
+#ifndef FDR_INTERNAL_FASTPATH_H
+#define FDR_INTERNAL_FASTPATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fdr/internal/visibility.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Field types, as stored in a site and in the registry. Stable values: they
+ * end up in shared memory and in the daemon protocol. */
+enum fdr__type {
+    FDR__T_NONE = 0,
+    FDR__T_BOOL = 1,
+    FDR__T_CHAR = 2,
+    FDR__T_I8 = 3,
+    FDR__T_U8 = 4,
+    FDR__T_I16 = 5,
+    FDR__T_U16 = 6,
+    FDR__T_I32 = 7,
+    FDR__T_U32 = 8,
+    FDR__T_I64 = 9,
+    FDR__T_U64 = 10,
+    FDR__T_F32 = 11,
+    FDR__T_F64 = 12,
+    FDR__T_PTR = 13,
+    FDR__T_STR = 14,
+    FDR__T_BYTES = 15, /* u32 length + bytes, for raw events */
+};
+
+/* Site state bits. FDR__S_NEW is set in every static initializer so that
+ * the first use of a site takes the slow path, which registers it. */
+#define FDR__S_RECORD 0x01u
+#define FDR__S_PRINT 0x02u
+#define FDR__S_NEW 0x80u
+
+#define FDR__SITE_TRACE 0
+#define FDR__SITE_GUARD 1
+
+#define FDR_MAX_FIELDS 12
+
+/* One per call site (fdr_trace) or guard (fdr_enabled), a static variable.
+ * Process-local: it holds pointers to the site's literals. The registry
+ * copies what it needs into its own pointer-free records. */
+struct fdr__site {
+    uint8_t state;    /* FDR__S_* bits; relaxed loads and stores */
+    uint8_t kind;     /* FDR__SITE_TRACE or FDR__SITE_GUARD */
+    uint8_t nargs;    /* number of fields */
+    uint8_t reserved; /* zero */
+    uint16_t id;      /* event class id, valid once registered */
+    uint16_t reserved2;
+    uint32_t line;
+    const char *provider;
+    const char *event;
+    const char *format; /* printf-style, may be NULL for guards */
+    const char *names;  /* "a,b,c" field names, or NULL: taken from format */
+    const char *file;
+    uint8_t types[FDR_MAX_FIELDS + 4]; /* zero after the last field */
+};
+
+/* Per-thread writer state, in initial-exec TLS: reached with one
+ * %fs-relative address, no call. The controller side (snapshot, flush)
+ * reads and writes `enabled` and reads `in_section` of other threads. */
+struct fdr__thread {
+    char *pos;            /* next free byte in the current packet */
+    char *end;            /* end of the current packet */
+    uint32_t in_section;  /* 1 while this thread writes an event */
+    uint32_t enabled;     /* tracing activity of this thread */
+    struct fdr__site *printing; /* site whose event is printed at commit */
+    char *print_start;    /* where that event's payload starts */
+    void *writer;         /* cold: lib-private state of this thread */
+};
+
+FDR__EXTERN __thread struct fdr__thread fdr__self __attribute__((tls_model("initial-exec")));
+
+/* Out of line. */
+FDR__EXTERN char *fdr__reserve_slow(struct fdr__site *site, size_t payload);
+FDR__EXTERN void fdr__commit_slow(char *end);
+FDR__EXTERN int fdr__guard_check(struct fdr__site *site);
+FDR__EXTERN void fdr__register_sites(struct fdr__site *const *begin,
+                                     struct fdr__site *const *end);
+FDR__EXTERN uint32_t fdr__string_max; /* longest string stored, in bytes */
+
+/* Event header: event class id (u16) + timestamp (u64), byte-aligned. */
+#define FDR__EVENT_HEADER_SIZE 10
+
+#define fdr__barrier() __asm__ __volatile__("" ::: "memory")
+
+static inline uint8_t fdr__site_state(const struct fdr__site *s)
+{
+    return __atomic_load_n(&s->state, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t fdr__now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+    uint64_t v;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+#else
+    FDR__EXTERN uint64_t fdr__now_fallback(void);
+    return fdr__now_fallback();
+#endif
+}
+
+/* Enters the tracing section and reserves room for an event of `payload`
+ * bytes. Returns where the payload goes, or NULL when the event is not
+ * recorded (the slow path has then counted it as discarded where it should
+ * and left the section). */
+static inline char *fdr__reserve(struct fdr__site *s, size_t payload)
+{
+    struct fdr__thread *t = &fdr__self;
+    uint32_t nested = t->in_section;
+    /* Observable: a controller that disabled tracing and ran a membarrier
+     * sees this store, or this thread sees `enabled == 0` below. Only a
+     * compiler barrier here; the controller pays for the fence (see
+     * lib/section.c, fdr__section_quiesce). */
+    __atomic_store_n(&t->in_section, 1, __ATOMIC_RELAXED);
+    fdr__barrier();
+    /* Acquire pairs with the release in fdr__section_resume: a controller
+     * may have moved pos/end while this thread was stopped. */
+    uint32_t go = __atomic_load_n(&t->enabled, __ATOMIC_ACQUIRE);
+    char *p = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
+    char *e = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
+    size_t total = payload + FDR__EVENT_HEADER_SIZE;
+    if (__builtin_expect(nested | (fdr__site_state(s) ^ FDR__S_RECORD) | (go ^ 1u) |
+                             ((size_t)(e - p) < total),
+                         0)) {
+        if (nested) /* the interrupted event still owns the section */
+            return fdr__reserve_slow(s, (size_t)-1);
+        return fdr__reserve_slow(s, payload);
+    }
+    uint64_t ts = fdr__now();
+    uint16_t id = s->id;
+    memcpy(p, &id, 2);
+    memcpy(p + 2, &ts, 8);
+    return p + FDR__EVENT_HEADER_SIZE;
+}
+
+/* Publishes the event that ends at `end` and leaves the tracing section. */
+static inline void fdr__commit(char *end)
+{
+    struct fdr__thread *t = &fdr__self;
+    if (__builtin_expect(t->printing != NULL, 0)) {
+        fdr__commit_slow(end);
+        return;
+    }
+    __atomic_store_n(&t->pos, end, __ATOMIC_RELAXED);
+    /* Observable: pairs with the acquire load of in_section in
+     * fdr__section_quiesce; every store of the event happens before. */
+    __atomic_store_n(&t->in_section, 0, __ATOMIC_RELEASE);
+}
+
+/* Payload encoders. Strings are stored NUL-terminated, at most
+ * fdr__string_max bytes; a longer one is cut on a UTF-8 boundary and ends
+ * with U+2026 (the ellipsis) to mark the truncation. */
+static inline size_t fdr__strsz(const void *pa, size_t n)
+{
+    const char *s = *(const char *const *)pa;
+    (void)n;
+    if (!s)
+        return 7; /* "(null)" */
+    size_t len = strnlen(s, fdr__string_max + 1);
+    if (len <= fdr__string_max)
+        return len + 1;
+    len = fdr__string_max - 3;
+    while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
+        len--;
+    return len + 3 + 1;
+}
+
+static inline size_t fdr__fixsz(const void *pa, size_t n)
+{
+    (void)pa;
+    return n;
+}
+
+static inline char *fdr__put_str(char *p, const void *pa, size_t n)
+{
+    const char *s = *(const char *const *)pa;
+    if (!s)
+        s = "(null)";
+    memcpy(p, s, n - 1);
+    p[n - 1] = 0;
+    if (s[n - 1] != 0) /* truncated, see fdr__strsz */
+        memcpy(p + n - 4, "\xe2\x80\xa6", 3);
+    return p + n;
+}
+
+static inline char *fdr__put_fix(char *p, const void *pa, size_t n)
+{
+    memcpy(p, pa, n);
+    return p + n;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

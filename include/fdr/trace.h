@@ -1,0 +1,138 @@
+/* fdr/trace.h - call-site events.
+ *
+ *     #include <fdr/fdr.h>
+ *
+ *     fdr_trace(net, rx, "len=%u proto=%d dev=%s", len, proto, dev);
+ *
+ *     if (fdr_enabled(net, dump))
+ *         fdr_trace(net, dump, "crc=%x", expensive_crc(pkt));
+ *
+ * fdr_trace(provider, event, format, args...)
+ *     Records the event `provider:event` (both plain C identifiers). The
+ *     format is a printf-style string literal; it names the fields ("len=%u"
+ *     gives the field `len`; a conversion without a `name=` before it gives
+ *     `arg0`, `arg1`, ...) and is used when the event is printed as text.
+ *     Field types come from the arguments, not the format: signed and
+ *     unsigned integers of 8 to 64 bits, bool, char, float, double, pointers
+ *     and strings (`char *` / `const char *`, copied into the event, at most
+ *     FDR_STRING_MAX bytes, a longer one cut and ending with "…"). At most 12
+ *     arguments. The arguments are evaluated once, and only when the event
+ *     is enabled. A struct argument, a format with a different number of
+ *     conversions than arguments, or a format that is not a string literal
+ *     does not compile.
+ *
+ *     The first time a call site runs (or when the program starts, for call
+ *     sites in the executable and in shared libraries), its event class is
+ *     registered: provider, event, field names and types, format, file and
+ *     line. A disabled event then costs one load and one predictable branch.
+ *
+ * fdr_trace_fields(provider, event, "name1,name2", format, args...)
+ *     The same, with the field names given explicitly (used by fdr-gen).
+ *
+ * fdr_enabled(provider, event)
+ *     True when `provider:event` is recorded or printed. Use it to guard the
+ *     computation of expensive arguments.
+ *
+ * Building with -DFDR_DISABLE turns all three into nothing: no code, no data,
+ * no symbol; the arguments are still type-checked but never evaluated. */
+#ifndef FDR_TRACE_H
+#define FDR_TRACE_H
+
+#include "fdr/internal/visibility.h"
+
+#ifndef FDR_DISABLE
+#include "fdr/internal/args.h"
+
+#ifdef __cplusplus
+#define FDR__STATIC_ASSERT static_assert
+#else
+#define FDR__STATIC_ASSERT _Static_assert
+#endif
+
+static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const char *f,
+                                                                          ...)
+{
+    (void)f;
+}
+
+/* Type-checks the format against the arguments as an error whatever the
+ * includer's warning flags; compiles to nothing. */
+#define FDR__FORMAT_CHECK(fmt, ...)                                                      \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic error \"-Wformat\"")          \
+        _Pragma("GCC diagnostic error \"-Wformat-extra-args\"")                          \
+            _Pragma("GCC diagnostic ignored \"-Wformat-zero-length\"") if (0)            \
+                fdr__format_check("" fmt __VA_OPT__(, ) __VA_ARGS__);                    \
+    _Pragma("GCC diagnostic pop")
+
+/* Every site is listed, through a pointer, in the section "fdr_sites" of
+ * its executable or library, so that all events are known at start (for
+ * FDR_TRACES=help and the like) before any has run. */
+#define FDR__SITE_LIST(site)                                                             \
+    static struct fdr__site *const fdr__site_ptr_                                        \
+        __attribute__((section("fdr_sites"), used)) = &(site)
+
+#define FDR__TRACE(prov, ev, fnames, fmt, ...)                                           \
+    do {                                                                                 \
+        FDR__STATIC_ASSERT(FDR__NARG(__VA_ARGS__) <= FDR_MAX_FIELDS,                     \
+                           "fdr_trace: at most 12 fields");                              \
+        FDR__EACH(FDR__CHECK_ITEM, __VA_ARGS__)                                          \
+        FDR__FORMAT_CHECK(fmt, __VA_ARGS__)                                              \
+        static struct fdr__site fdr__site_ = {                                           \
+            FDR__S_NEW,      FDR__SITE_TRACE, FDR__NARG(__VA_ARGS__),                    \
+            0,               0,               0,                                         \
+            __LINE__,        #prov,           #ev,                                       \
+            "" fmt,          fnames,          __FILE__,                                  \
+            FDR__TYPES(__VA_ARGS__)};                                                    \
+        FDR__SITE_LIST(fdr__site_);                                                      \
+        if (__builtin_expect(fdr__site_state(&fdr__site_) != 0, 0)) {                    \
+            FDR__EACH(FDR__BIND_ITEM, __VA_ARGS__)                                       \
+            char *fdr__p =                                                               \
+                fdr__reserve(&fdr__site_, 0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__));     \
+            if (fdr__p) {                                                                \
+                FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                    \
+                fdr__commit(fdr__p);                                                     \
+            }                                                                            \
+        }                                                                                \
+    } while (0)
+
+#define fdr_trace(provider, event, ...) FDR__TRACE(provider, event, NULL, __VA_ARGS__)
+#define fdr_trace_fields(provider, event, names, ...)                                    \
+    FDR__TRACE(provider, event, "" names, __VA_ARGS__)
+
+#define fdr_enabled(prov, ev)                                                            \
+    (__extension__({                                                                     \
+        static struct fdr__site fdr__site_ = {FDR__S_NEW, FDR__SITE_GUARD, 0, 0, 0, 0,   \
+                                              __LINE__,   #prov,           #ev, NULL,    \
+                                              NULL,       __FILE__,        {0}};         \
+        FDR__SITE_LIST(fdr__site_);                                                      \
+        fdr__site_state(&fdr__site_) != 0 && fdr__guard_check(&fdr__site_);              \
+    }))
+
+/* Registers this module's sites when it is loaded. Each translation unit
+ * carries a copy; the library ignores a range it already knows. */
+extern struct fdr__site *const __start_fdr_sites[] __attribute__((weak, visibility("hidden")));
+extern struct fdr__site *const __stop_fdr_sites[] __attribute__((weak, visibility("hidden")));
+__attribute__((constructor, used)) static void fdr__register_module(void)
+{
+    if (&__start_fdr_sites[0] != &__stop_fdr_sites[0])
+        fdr__register_sites(__start_fdr_sites, __stop_fdr_sites);
+}
+
+#else /* FDR_DISABLE */
+
+static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const char *f,
+                                                                          ...)
+{
+    (void)f;
+}
+#define fdr_trace(provider, event, fmt, ...)                                             \
+    do {                                                                                 \
+        if (0)                                                                           \
+            fdr__format_check("" fmt __VA_OPT__(, ) __VA_ARGS__);                        \
+    } while (0)
+#define fdr_trace_fields(provider, event, names, fmt, ...)                               \
+    fdr_trace(provider, event, fmt __VA_OPT__(, ) __VA_ARGS__)
+#define fdr_enabled(provider, event) 0
+
+#endif /* FDR_DISABLE */
+#endif

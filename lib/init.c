@@ -1,0 +1,162 @@
+/* init.c - starting and stopping the library, flush, fork.
+ *
+ * fdr__init() runs once, on the first call into the library (usually from
+ * the constructor that registers the program's call sites): configuration,
+ * clock, registry, membarrier registration, the rule lists from FDR_EVENTS
+ * and FDR_TRACES, the print file and, when a trace is written to disk in
+ * discard mode, the consumer thread. It registers an exit handler early, so
+ * it runs late: events recorded in the program's own exit handlers are
+ * still in the trace.
+ *
+ * Flushing (fdr_flush, exit) stops every writer with the tracing-section
+ * protocol (section.c), closes each thread's partially filled packet, then
+ * writes everything out: through the consumer in discard mode, or the
+ * newest packets of each ring in overwrite mode.
+ *
+ * After fork() only the forking thread exists in the child and the
+ * parent's trace files are not the child's: the child drops the parent's
+ * writers and records nothing (the daemon, later, gives it buffers of its
+ * own). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fdr-int.h"
+#include "pattern.h"
+
+int fdr__initialized;
+pid_t fdr__pid;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int exiting;
+
+pid_t fdr__gettid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+static void warn_cb(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fdr__warn("%s", msg + (strncmp(msg, "fdr: ", 5) == 0 ? 5 : 0));
+}
+
+/* Parses spec and installs it as the recording (print = 0) or printing
+ * rules; returns the rules' "help" flag. */
+static int install_rules(int print, const char *spec, const char *origin)
+{
+    struct fdr__rules *r = NULL;
+    if (fdr__rules_parse(spec, origin, warn_cb, NULL, &r) < 0 || !r)
+        return 0;
+    int help = fdr__rules_wants_help(r);
+    fdr__registry_set_rules(print, r);
+    return help;
+}
+
+static void flush_all(int final)
+{
+    pthread_mutex_lock(&fdr__writers_lock);
+    fdr__section_quiesce();
+    uint64_t now = fdr__now();
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+        fdr__writer_close_packet(w, now);
+    if (fdr__cfg.mode == FDR__MODE_OVERWRITE) {
+        /* Only the newest n-1 complete packets of each ring are whole. */
+        for (uint32_t i = 0; i < fdr__buf_count(); i++) {
+            struct fdr__buf_hdr *h = fdr__buf_at(i)->hdr;
+            if (h->produced - h->consumed > h->n_packets - 1)
+                h->consumed = h->produced - (h->n_packets - 1);
+        }
+    }
+    fdr__consumer_drain();
+    if (final)
+        __atomic_store_n(&fdr__enabled_default, 0, __ATOMIC_RELAXED);
+    else
+        fdr__section_resume();
+    pthread_mutex_unlock(&fdr__writers_lock);
+}
+
+static void at_exit(void)
+{
+    if (exiting)
+        return;
+    exiting = 1;
+    fdr__consumer_stop();
+    if (fdr__cfg.output[0])
+        flush_all(1);
+}
+
+int fdr_flush(void)
+{
+    fdr__init();
+    if (!fdr__cfg.output[0])
+        return -ENOTSUP;
+    flush_all(0);
+    return 0;
+}
+
+static void fork_prepare(void)
+{
+    fdr__registry_lock();
+    pthread_mutex_lock(&fdr__writers_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&fdr__writers_lock);
+    fdr__registry_unlock();
+}
+
+static void fork_child(void)
+{
+    /* The parent's writers and buffers stay the parent's. */
+    fdr__writers = NULL;
+    fdr__enabled_default = 0;
+    struct fdr__thread *t = &fdr__self;
+    t->writer = NULL;
+    t->pos = t->end = NULL;
+    t->enabled = 0;
+    fdr__cfg.output[0] = 0;
+    pthread_mutex_unlock(&fdr__writers_lock);
+    fdr__registry_unlock();
+}
+
+static void init_once(void)
+{
+    fdr__pid = getpid();
+    fdr__config_load();
+    fdr__clock_init();
+    fdr__registry_init();
+    fdr__section_init();
+    if (getrandom(fdr__trace_uuid, sizeof fdr__trace_uuid, GRND_NONBLOCK) !=
+        (ssize_t)sizeof fdr__trace_uuid) {
+        uint64_t a = fdr__now() ^ (uint64_t)fdr__pid << 32;
+        memcpy(fdr__trace_uuid, &a, 8);
+    }
+    fdr__trace_uuid[6] = (uint8_t)((fdr__trace_uuid[6] & 0x0f) | 0x40);
+    fdr__trace_uuid[8] = (uint8_t)((fdr__trace_uuid[8] & 0x3f) | 0x80);
+    install_rules(0, fdr__cfg.events, "FDR_EVENTS");
+    int help = install_rules(1, fdr__cfg.traces, "FDR_TRACES");
+    fdr__print_open();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(at_exit);
+    if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_DISCARD &&
+        fdr__consumer_start() < 0)
+        fdr__cfg.output[0] = 0;
+    else if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_OVERWRITE)
+        fdr__consumer_prepare();
+    __atomic_store_n(&fdr__initialized, 1, __ATOMIC_RELEASE);
+    if (help)
+        fdr__help_requested();
+}
+
+void fdr__init(void)
+{
+    if (__builtin_expect(__atomic_load_n(&fdr__initialized, __ATOMIC_ACQUIRE), 1))
+        return;
+    pthread_once(&once, init_once);
+}
