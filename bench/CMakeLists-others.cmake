@@ -24,11 +24,15 @@ find_program(FDR_BENCH_BARECTF barectf)
 find_path(FDR_BENCH_LTTNG_INCLUDE lttng/tracepoint.h
           PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
 find_library(FDR_BENCH_LTTNG_UST lttng-ust)
+find_path(FDR_BENCH_BT2_INCLUDE babeltrace2/babeltrace.h)
+find_library(FDR_BENCH_BT2 babeltrace2)
 
-if(NOT FDR_BENCH_BARECTF OR NOT FDR_BENCH_LTTNG_INCLUDE OR NOT FDR_BENCH_LTTNG_UST)
+if(NOT FDR_BENCH_BARECTF OR NOT FDR_BENCH_LTTNG_INCLUDE OR NOT FDR_BENCH_LTTNG_UST
+   OR NOT FDR_BENCH_BT2_INCLUDE OR NOT FDR_BENCH_BT2)
   message(WARNING "fdr-bench skipped: needs barectf (${FDR_BENCH_BARECTF}), "
-    "lttng/tracepoint.h (${FDR_BENCH_LTTNG_INCLUDE}) and liblttng-ust "
-    "(${FDR_BENCH_LTTNG_UST}); run scripts/bench-deps.sh")
+    "lttng/tracepoint.h (${FDR_BENCH_LTTNG_INCLUDE}), liblttng-ust "
+    "(${FDR_BENCH_LTTNG_UST}) and libbabeltrace2-dev (${FDR_BENCH_BT2}); "
+    "run scripts/bench-deps.sh")
   return()
 endif()
 
@@ -64,6 +68,7 @@ add_executable(fdr-bench
   ${_fb_src}/main.c
   ${_fb_src}/benchfn.c
   ${_fb_src}/report.c
+  ${_fb_src}/sections.c
   ${_fb_src}/floor.c
   ${_fb_src}/fdr_adapter.c
   ${_fb_src}/lttng/lttng_adapter.c
@@ -87,6 +92,50 @@ else()
   message(STATUS "fdr-bench: no target '${FDR_BENCH_FDR_TARGET}', fdr columns disabled")
 endif()
 
+# fdr-bench-count: counts events and discarded events of CTF traces with
+# libbabeltrace2 (the sustained section's emitted = recorded + discarded).
+add_executable(fdr-bench-count ${_fb_src}/btcount.c)
+target_include_directories(fdr-bench-count PRIVATE ${FDR_BENCH_BT2_INCLUDE})
+target_compile_options(fdr-bench-count PRIVATE -O2 ${_fb_warn})
+target_link_libraries(fdr-bench-count PRIVATE ${FDR_BENCH_BT2})
+set_target_properties(fdr-bench-count PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${_fb_out})
+
+# The load programs of the process-level sections (load.c): no tracer,
+# LTTng-UST (probes linked in), fdr.
+add_executable(fdr-bench-load-none ${_fb_src}/load.c)
+add_executable(fdr-bench-load-lttng ${_fb_src}/load.c ${_fb_src}/lttng/tp.c)
+target_compile_definitions(fdr-bench-load-lttng PRIVATE LOAD_LTTNG=1)
+target_include_directories(fdr-bench-load-lttng PRIVATE ${_fb_src}
+                           ${FDR_BENCH_LTTNG_INCLUDE})
+target_link_libraries(fdr-bench-load-lttng PRIVATE ${FDR_BENCH_LTTNG_UST}
+                      ${CMAKE_DL_LIBS})
+set(_fb_loads fdr-bench-load-none fdr-bench-load-lttng)
+if(TARGET ${FDR_BENCH_FDR_TARGET})
+  add_executable(fdr-bench-load-fdr ${_fb_src}/load.c)
+  target_compile_definitions(fdr-bench-load-fdr PRIVATE LOAD_FDR=1)
+  target_link_libraries(fdr-bench-load-fdr PRIVATE ${FDR_BENCH_FDR_TARGET})
+  # fdr_snapshot() (issue 4) is being written; measured once it exists.
+  if(EXISTS ${CMAKE_SOURCE_DIR}/lib/snapshot.c)
+    target_compile_definitions(fdr-bench-load-fdr PRIVATE FDR_BENCH_HAVE_SNAPSHOT=1)
+  endif()
+  list(APPEND _fb_loads fdr-bench-load-fdr)
+endif()
+foreach(t ${_fb_loads})
+  target_compile_options(${t} PRIVATE -O2 ${_fb_warn})
+  target_link_libraries(${t} PRIVATE Threads::Threads)
+  set_target_properties(${t} PROPERTIES C_STANDARD 11
+                        RUNTIME_OUTPUT_DIRECTORY ${_fb_out})
+endforeach()
+add_dependencies(fdr-bench fdr-bench-count ${_fb_loads})
+
 add_test(NAME bench-quick
          COMMAND fdr-bench --quick --out ${CMAKE_BINARY_DIR}/bench-quick.json)
-set_tests_properties(bench-quick PROPERTIES TIMEOUT 300)
+set_tests_properties(bench-quick PROPERTIES TIMEOUT 60)
+
+# The full run (minutes): cmake --build <dir> --target bench-run
+add_custom_target(bench-run
+  COMMAND ${_fb_out}/fdr-bench
+  DEPENDS fdr-bench
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+  USES_TERMINAL
+  COMMENT "fdr-bench: full side-by-side benchmark -> bench/results/latest.json")

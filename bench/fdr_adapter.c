@@ -36,7 +36,7 @@ static void fdr_two_ints(void *arg, uint64_t iters)
 static void fdr_ids(void *arg, uint64_t iters)
 {
     (void)arg;
-    BENCH_LOOP(iters, fdr_trace(bench, ids, "i=%d d=%f s=%s", a, d, s));
+    BENCH_LOOP(iters, fdr_trace(bench, int_double_string, "i=%d d=%f s=%s", a, d, s));
 }
 
 static char fdr_name[64];

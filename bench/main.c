@@ -40,12 +40,14 @@
 #include "benchfn.h"
 #include "lttng/session.h"
 #include "report.h"
+#include "sections.h"
 
 #ifndef FDR_BENCH_RESULTS_DEFAULT
 #define FDR_BENCH_RESULTS_DEFAULT "bench/results/latest.json"
 #endif
 
-const char *bench_str = "hello, flight recorder";
+/* 16 bytes, the issue's int_double_string (the same in load.c). */
+const char *bench_str = "flight-recorder!";
 
 typedef struct options {
     int worker;
@@ -53,6 +55,10 @@ typedef struct options {
     int no_lttng;
     int keep_traces;
     int lttng_overwrite;
+    int only_fdr;    /* worker: floor and fdr columns only */
+    int no_sections; /* per-event section only */
+    int no_per_event;
+    int strict;      /* unaccounted events fail the run */
     unsigned long long iters;
     unsigned reps;  /* measured repetitions per worker process */
     unsigned procs; /* rounds of (discard, overwrite) worker processes */
@@ -75,7 +81,12 @@ static void usage(FILE *f)
         "  --lttng-subbuf S   sub-buffer size (default 4M)\n"
         "  --lttng-nsubbuf N  sub-buffers per CPU (default 4)\n"
         "  --lttng-overwrite  LTTng channel in overwrite mode (default discard)\n"
-        "  --keep-traces      keep the trace directory under /tmp\n",
+        "  --keep-traces      keep the trace directory under /tmp\n"
+        "  --no-sections      per-event section only (no sustained, startup,\n"
+        "                     memory, size, snapshot)\n"
+        "  --no-per-event     the other sections only\n"
+        "  --strict           fail when emitted != recorded + discarded\n"
+        "                     (otherwise a note in the output)\n",
         FDR_BENCH_RESULTS_DEFAULT);
 }
 
@@ -93,6 +104,10 @@ static int parse_args(int argc, char **argv, options *o)
         else if (strcmp(a, "--no-lttng") == 0) o->no_lttng = 1;
         else if (strcmp(a, "--keep-traces") == 0) o->keep_traces = 1;
         else if (strcmp(a, "--lttng-overwrite") == 0) o->lttng_overwrite = 1;
+        else if (strcmp(a, "--only-fdr") == 0) o->only_fdr = 1;
+        else if (strcmp(a, "--no-sections") == 0) o->no_sections = 1;
+        else if (strcmp(a, "--no-per-event") == 0) o->no_per_event = 1;
+        else if (strcmp(a, "--strict") == 0) o->strict = 1;
         else if (strcmp(a, "--out") == 0) { NEED_VALUE(); o->out = v; }
         else if (strcmp(a, "--lttng-subbuf") == 0) { NEED_VALUE(); o->subbuf = v; }
         else if (strcmp(a, "--lttng-nsubbuf") == 0) { NEED_VALUE(); o->nsubbuf = v; }
@@ -128,14 +143,19 @@ static int worker_main(const options *o)
     const bench_adapter *owner[NADAPTERS * BENCH_NWORKLOADS];
     int workload[NADAPTERS * BENCH_NWORKLOADS];
     size_t ncases = 0;
+    int ready[NADAPTERS] = {0};
 
     for (size_t k = 0; k < NADAPTERS; k++) {
+        if (o->only_fdr && all[k] != &bench_floor_adapter &&
+            all[k] != &bench_fdr_adapter)
+            continue;
         char why[512] = "";
         int rc = all[k]->setup(all[k], why, sizeof why);
         if (rc != 0) {
             printf("skip %s %s\n", all[k]->tracer, why);
             continue;
         }
+        ready[k] = 1;
         for (int w = 0; w < BENCH_NWORKLOADS; w++) {
             cases[ncases] = (benchfn_case){all[k]->tracer, all[k]->fn[w], NULL};
             owner[ncases] = all[k];
@@ -157,13 +177,43 @@ static int worker_main(const options *o)
             printf("sample %s %s %.6f\n", owner[c]->tracer,
                    bench_workload_names[workload[c]], res[rep * ncases + c]);
     for (size_t k = 0; k < NADAPTERS; k++)
-        if (all[k]->report != NULL)
+        if (ready[k] && all[k]->report != NULL)
             all[k]->report(all[k], stdout);
     free(res);
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* ---- driver ------------------------------------------------------------ */
+
+static const char *dirname_of(const char *path)
+{
+    static char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    return dir;
+}
+
+/* --quick sanity: every column has a positive number for every workload,
+ * and enabled events cost more than disabled ones (they did something). */
+static int check_per_event(const bench_results *r, int lttng)
+{
+    int bad = 0;
+    for (int t = 0; t < BENCH_NTRACERS; t++) {
+        if (t == BENCH_T_LTTNG && !lttng)
+            continue;
+        for (int w = 0; w < BENCH_NWORKLOADS; w++) {
+            benchfn_stats s = benchfn_stats_of(r->s[t][w].v, r->s[t][w].n);
+            if (s.n == 0 || !(s.median > 0)) {
+                fprintf(stderr, "fdr-bench: no per-event number for %s %s\n",
+                        bench_tracer_names[t], bench_workload_names[w]);
+                bad = 1;
+            }
+        }
+    }
+    return bad;
+}
 
 static volatile sig_atomic_t interrupted;
 
@@ -181,8 +231,17 @@ static int run_worker(const char *self, const options *o, const char *mode,
     char iters[32], reps[32];
     snprintf(iters, sizeof iters, "%llu", o->iters);
     snprintf(reps, sizeof reps, "%u", o->reps);
-    setenv("FDR_MODE", mode, 1);
+    int printed = strcmp(mode, "printed") == 0;
+    setenv("FDR_MODE", printed ? "overwrite" : mode, 1);
     setenv("FDR_EVENTS", "-bench:disabled", 1);
+    if (printed) {
+        /* Issue 5: every event recorded and printed, the text thrown away. */
+        setenv("FDR_TRACES", "bench:two_ints,bench:int_double_string", 1);
+        setenv("FDR_TRACE_FILE", "/dev/null", 1);
+    } else {
+        unsetenv("FDR_TRACES");
+        unsetenv("FDR_TRACE_FILE");
+    }
     if (strcmp(mode, "discard") == 0)
         setenv("FDR_OUTPUT", fdr_out, 1);
     else
@@ -193,7 +252,7 @@ static int run_worker(const char *self, const options *o, const char *mode,
         unsetenv("FDR_BENCH_LTTNG_TP");
     setenv("LTTNG_UST_REGISTER_TIMEOUT", "10000", 1);
     const char *argv[] = {self, "--worker", "--iters", iters, "--reps", reps,
-                          NULL};
+                          printed ? "--only-fdr" : NULL, NULL};
     return bench_run_cmd(argv, buf, bufsz);
 }
 
@@ -296,7 +355,8 @@ static int driver_main(const options *o)
     static char buf[1 << 20];
     static const char *const modes[] = {"discard", "overwrite"};
     int failed = 0;
-    for (unsigned round = 0; round < o->procs && !interrupted; round++) {
+    for (unsigned round = 0; round < o->procs && !interrupted && !o->no_per_event;
+         round++) {
         for (size_t m = 0; m < 2 && !interrupted; m++) {
             fprintf(stderr, "round %u/%u: worker FDR_MODE=%s\n", round + 1,
                     o->procs, modes[m]);
@@ -310,7 +370,47 @@ static int driver_main(const options *o)
         }
     }
 
-    if (ls.created || ls.our_sessiond) {
+    /* Events printed (issue 5): one more worker, fdr columns only. */
+    if (!interrupted && !o->no_per_event) {
+        fprintf(stderr, "printed: worker FDR_MODE=overwrite FDR_TRACES=bench:...\n");
+        bench_results pr = {0};
+        if (run_worker(self, o, "printed", fdr_out, NULL, buf, sizeof buf) != 0) {
+            fprintf(stderr, "printed worker failed\n");
+            failed = 1;
+        }
+        merge_worker_output(&pr, buf, stderr);
+        for (int w = BENCH_W_TWO_INTS; w < BENCH_NWORKLOADS; w++)
+            for (int t = BENCH_T_FLOOR; t <= BENCH_T_FDR_OVERWRITE; t += 2)
+                for (size_t i = 0; i < pr.s[t][w].n; i++)
+                    bench_extra_add(&r, "printed", bench_tracer_names[t],
+                                    bench_workload_names[w], "ns", pr.s[t][w].v[i]);
+        bench_results_free(&pr);
+    }
+
+    /* What the per-event discard workers recorded (the last one's trace):
+     * read back with babeltrace2, and how much the full ring dropped. */
+    if (!o->no_per_event && !interrupted) {
+        unsigned long long rec, disc;
+        if (bench_count_trace(dirname_of(self), fdr_out, &rec, &disc) == 0) {
+            size_t len = strlen(r.note[BENCH_T_FDR_DISCARD]);
+            snprintf(r.note[BENCH_T_FDR_DISCARD] + len,
+                     sizeof r.note[0] - len,
+                     "%sper-event trace of the last worker read back: %llu "
+                     "recorded, %llu discarded (%.0f%%) at default settings",
+                     len ? "; " : "", rec, disc,
+                     rec + disc ? 100.0 * (double)disc / (double)(rec + disc) : 0.0);
+        } else {
+            fprintf(stderr, "fdr-discard per-event trace does not read back\n");
+            failed = 1;
+        }
+    }
+
+    /* The other sections need the session daemon but not this session
+     * (whose events would be recorded twice). */
+    pid_t our_sessiond = ls.our_sessiond;
+    ls.our_sessiond = 0;
+    int lttng_ok = use_tp != NULL;
+    if (ls.created) {
         long long discarded = -1;
         char why[512] = "";
         if (bench_lttng_end(&ls, &discarded, why, sizeof why) != 0)
@@ -324,6 +424,23 @@ static int driver_main(const options *o)
                      o->nsubbuf);
         }
     }
+    if (!o->no_sections && !interrupted) {
+        bench_sections_ctx sc = {.bindir = dirname_of(self), .tmpdir = tmpdir,
+                                 .quick = o->quick, .lttng = lttng_ok,
+                                 .keep_traces = o->keep_traces,
+                                 .strict = o->strict, .r = &r};
+        if (bench_sections_run(&sc) != 0)
+            failed = 1;
+    }
+    if (our_sessiond > 0) {
+        bench_lttng_session stop = {.our_sessiond = our_sessiond};
+        long long d;
+        char why[512] = "";
+        if (bench_lttng_end(&stop, &d, why, sizeof why) != 0)
+            fprintf(stderr, "lttng: stopping lttng-sessiond: %s\n", why);
+    }
+    if (o->quick && !o->no_per_event)
+        failed |= check_per_event(&r, use_tp != NULL);
     if (o->keep_traces)
         fprintf(stderr, "traces kept in %s\n", tmpdir);
     else

@@ -10,6 +10,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,6 +54,150 @@ int bench_results_add(bench_results *r, const char *tracer,
     }
     s->v[s->n++] = ns;
     return 0;
+}
+
+static int samples_add(bench_samples *s, double v)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 32;
+        double *nv = realloc(s->v, cap * sizeof *nv);
+        if (nv == NULL)
+            return -ENOMEM;
+        s->v = nv;
+        s->cap = cap;
+    }
+    s->v[s->n++] = v;
+    return 0;
+}
+
+const bench_extra *bench_extra_find(const bench_results *r, const char *section,
+                                    const char *tracer, const char *workload,
+                                    const char *unit)
+{
+    for (size_t i = 0; i < r->nextra; i++) {
+        const bench_extra *e = &r->extra[i];
+        if (strcmp(e->section, section) == 0 && strcmp(e->tracer, tracer) == 0 &&
+            strcmp(e->workload, workload) == 0 && strcmp(e->unit, unit) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+int bench_extra_add(bench_results *r, const char *section, const char *tracer,
+                    const char *workload, const char *unit, double v)
+{
+    bench_extra *e =
+        (bench_extra *)bench_extra_find(r, section, tracer, workload, unit);
+    if (e == NULL) {
+        if (r->nextra == r->capextra) {
+            size_t cap = r->capextra ? r->capextra * 2 : 32;
+            bench_extra *ne = realloc(r->extra, cap * sizeof *ne);
+            if (ne == NULL)
+                return -ENOMEM;
+            r->extra = ne;
+            r->capextra = cap;
+        }
+        e = &r->extra[r->nextra++];
+        *e = (bench_extra){0};
+        snprintf(e->section, sizeof e->section, "%s", section);
+        snprintf(e->tracer, sizeof e->tracer, "%s", tracer);
+        snprintf(e->workload, sizeof e->workload, "%s", workload);
+        snprintf(e->unit, sizeof e->unit, "%s", unit);
+    }
+    return samples_add(&e->s, v);
+}
+
+void bench_note(bench_results *r, const char *fmt, ...)
+{
+    size_t len = strlen(r->notes);
+    if (len + 2 >= sizeof r->notes)
+        return;
+    r->notes[len++] = ' ';
+    r->notes[len++] = ' ';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->notes + len, sizeof r->notes - len, fmt, ap);
+    va_end(ap);
+    len = strlen(r->notes);
+    if (len + 1 < sizeof r->notes) {
+        r->notes[len] = '\n';
+        r->notes[len + 1] = '\0';
+    }
+}
+
+static void fmt_value(char *buf, size_t n, double v)
+{
+    if (v != 0 && (v >= 1e6 || v <= -1e6))
+        snprintf(buf, n, "%.4g", v);
+    else if (v == (double)(long long)v)
+        snprintf(buf, n, "%lld", (long long)v);
+    else
+        snprintf(buf, n, "%.3f", v);
+}
+
+/* One table per section: a row per (workload, unit), a column per tracer,
+ * then fdr/other ratios of the medians. */
+static void print_extras(const bench_results *r, FILE *out)
+{
+    for (size_t i = 0; i < r->nextra; i++) {
+        const char *sec = r->extra[i].section;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = strcmp(r->extra[k].section, sec) == 0;
+        if (seen)
+            continue;
+        fprintf(out, "\n%s: median [min..max] (runs)\n  %-34s", sec, "workload (unit)");
+        for (int t = 0; t < BENCH_NTRACERS; t++)
+            fprintf(out, " %-26s", bench_tracer_names[t]);
+        fputc('\n', out);
+        for (size_t k = i; k < r->nextra; k++) {
+            const bench_extra *row = &r->extra[k];
+            if (strcmp(row->section, sec) != 0)
+                continue;
+            int dup = 0;
+            for (size_t m = i; m < k && !dup; m++)
+                dup = strcmp(r->extra[m].section, sec) == 0 &&
+                      strcmp(r->extra[m].workload, row->workload) == 0 &&
+                      strcmp(r->extra[m].unit, row->unit) == 0;
+            if (dup)
+                continue;
+            char label[64];
+            snprintf(label, sizeof label, "%s (%s)", row->workload, row->unit);
+            fprintf(out, "  %-34s", label);
+            double med[BENCH_NTRACERS];
+            for (int t = 0; t < BENCH_NTRACERS; t++) {
+                const bench_extra *e = bench_extra_find(
+                    r, sec, bench_tracer_names[t], row->workload, row->unit);
+                char buf[128] = "-";
+                med[t] = -1;
+                if (e != NULL && e->s.n > 0) {
+                    benchfn_stats st = benchfn_stats_of(e->s.v, e->s.n);
+                    char a[32], b[32], c[32];
+                    fmt_value(a, sizeof a, st.median);
+                    fmt_value(b, sizeof b, st.min);
+                    fmt_value(c, sizeof c, st.max);
+                    med[t] = st.median;
+                    if (st.n == 1)
+                        snprintf(buf, sizeof buf, "%s", a);
+                    else
+                        snprintf(buf, sizeof buf, "%s [%s..%s] (%zu)", a, b, c, st.n);
+                }
+                fprintf(out, " %-26s", buf);
+            }
+            /* fdr / other, where both have a non-zero median. */
+            for (int f = BENCH_T_FDR_DISCARD; f <= BENCH_T_FDR_OVERWRITE; f++)
+                for (int o = 0; o < BENCH_NTRACERS; o++) {
+                    if (o == BENCH_T_FDR_DISCARD || o == BENCH_T_FDR_OVERWRITE)
+                        continue;
+                    if (med[f] > 0 && med[o] > 0)
+                        fprintf(out, " %s/%s=%.2f", bench_tracer_names[f] + 4,
+                                bench_tracer_names[o], med[f] / med[o]);
+                }
+            fputc('\n', out);
+        }
+    }
+    if (r->notes[0] != '\0')
+        fprintf(out, "\nnotes (other sections)\n%s", r->notes);
 }
 
 static benchfn_stats cell(const bench_results *r, int t, int w)
@@ -117,6 +262,7 @@ void bench_results_print(const bench_results *r, FILE *out)
             fprintf(out, "\nnotes\n");
         fprintf(out, "  %s: %s\n", bench_tracer_names[t], r->note[t]);
     }
+    print_extras(r, out);
 }
 
 static void mkdir_parents(const char *path)
@@ -154,6 +300,19 @@ int bench_results_write_json(const bench_results *r, const char *path)
             first = 0;
         }
     }
+    for (size_t i = 0; i < r->nextra; i++) {
+        const bench_extra *e = &r->extra[i];
+        if (e->s.n == 0)
+            continue;
+        benchfn_stats st = benchfn_stats_of(e->s.v, e->s.n);
+        fprintf(f,
+                "%s\n  {\"section\": \"%s\", \"tracer\": \"%s\", "
+                "\"workload\": \"%s\", \"median\": %.6g, \"min\": %.6g, "
+                "\"max\": %.6g, \"unit\": \"%s\", \"runs\": %zu}",
+                first ? "" : ",", e->section, e->tracer, e->workload, st.median,
+                st.min, st.max, e->unit, st.n);
+        first = 0;
+    }
     fprintf(f, "\n]\n");
     if (fclose(f) != 0)
         return -errno;
@@ -167,4 +326,9 @@ void bench_results_free(bench_results *r)
             free(r->s[t][w].v);
             r->s[t][w] = (bench_samples){0};
         }
+    for (size_t i = 0; i < r->nextra; i++)
+        free(r->extra[i].s.v);
+    free(r->extra);
+    r->extra = NULL;
+    r->nextra = r->capextra = 0;
 }

@@ -8,7 +8,8 @@
  *                    written to disk except snapshots
  *   FDR_MODE         discard (default with FDR_OUTPUT) or overwrite
  *                    (default without): what a full buffer does
- *   FDR_BUFFER_SIZE  bytes of ring per thread (default 1M; K/M suffixes)
+ *   FDR_BUFFER_SIZE  bytes of ring per thread (default 1M in memory, 8M when
+ *                    writing to disk; K/M/G suffixes)
  *   FDR_PACKET_SIZE  bytes per packet (default 64K; 4K to 16M, power of 2)
  *   FDR_STRING_MAX   longest string stored, in bytes (default 256)
  *   FDR_EVENTS       which events are recorded (pattern list, default all)
@@ -107,7 +108,12 @@ void fdr__config_load(void)
                       fdr__cfg.mode == FDR__MODE_DISCARD ? "discard" : "overwrite");
     }
     fdr__cfg.packet_size = size_var("FDR_PACKET_SIZE", 64 * 1024, 4096, 16 << 20, 1);
-    fdr__cfg.buffer_size = size_var("FDR_BUFFER_SIZE", 1 << 20, 2LL * fdr__cfg.packet_size,
+    /* Writing to disk needs room to ride out stalls of write(2) (dirty page
+     * throttling): 8 MiB holds ~0.05 s of events at 10 million per second.
+     * Pages are touched only as the ring is filled. */
+    uint32_t def_buf = fdr__cfg.mode == FDR__MODE_DISCARD && fdr__cfg.output[0] ? 8u << 20
+                                                                               : 1u << 20;
+    fdr__cfg.buffer_size = size_var("FDR_BUFFER_SIZE", def_buf, 2LL * fdr__cfg.packet_size,
                                     1LL << 31, 0);
     fdr__cfg.string_max = size_var("FDR_STRING_MAX", 256, 8, 4096, 0);
     fdr__string_max = fdr__cfg.string_max;

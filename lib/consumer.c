@@ -103,6 +103,17 @@ static int ensure_metadata(void)
     return 0;
 }
 
+int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body, uint32_t slot_size)
+{
+    uint64_t bytes = hdr->content_size / 8;
+    if (hdr->magic != FDR__CTF_MAGIC || hdr->content_size % 8 || bytes < sizeof *hdr ||
+        bytes > slot_size)
+        return -EINVAL;
+    hdr->packet_size = hdr->content_size;
+    struct iovec iov[2] = {{hdr, sizeof *hdr}, {(char *)body, bytes - sizeof *hdr}};
+    return write_all(fd, iov, 2);
+}
+
 /* Writes one packet; the packet is validated first, as buffers are not
  * trusted (principle 6): a corrupt one is skipped. */
 static int write_packet(struct fdr__buf *b, const char *slot)
@@ -122,10 +133,7 @@ static int write_packet(struct fdr__buf *b, const char *slot)
             return -errno;
         }
     }
-    hdr.packet_size = hdr.content_size;
-    struct iovec iov[2] = {{&hdr, sizeof hdr},
-                           {(char *)slot + sizeof hdr, bytes - sizeof hdr}};
-    int r = write_all(b->out_fd, iov, 2);
+    int r = fdr__packet_write(b->out_fd, &hdr, slot + sizeof hdr, b->hdr->packet_size);
     if (r < 0)
         report("stream", -r);
     return r;
@@ -174,6 +182,9 @@ static void *consumer_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
+    pthread_mutex_lock(&pass_lock);
+    ensure_metadata();
+    pthread_mutex_unlock(&pass_lock);
     while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&pass_lock);
         pass_locked();
@@ -202,8 +213,12 @@ int fdr__consumer_start(void)
 {
     if (fdr__consumer_prepare() < 0)
         return -EIO;
-    if (ensure_metadata() < 0)
-        return -EIO;
+    /* The metadata is written by the consumer thread: its clock
+     * calibration may take a millisecond, not to be spent in start-up. */
+    if (access(fdr__cfg.output, W_OK) < 0) {
+        report("access", errno);
+        return -errno;
+    }
     if (pthread_create(&thread, NULL, consumer_main, NULL) != 0)
         return -EAGAIN;
     pthread_setname_np(thread, "fdr-consumer");

@@ -65,8 +65,9 @@ struct fdr__buf_hdr {
     /* writer's line */
     uint64_t produced;  /* packets closed; release store by the writer */
     uint64_t discarded; /* events discarded, cumulative; writer only */
-    uint64_t nested;    /* events discarded because nested; atomic add */
-    char pad1[40];
+    uint64_t nested;    /* events discarded while nested or paused; atomic add */
+    uint64_t reported;  /* discarded count carried by the last closed packet */
+    char pad1[32];
     /* reader's line */
     uint64_t consumed; /* packets written out; release store by the reader */
     char pad2[56];
@@ -113,6 +114,8 @@ struct fdr__writer {
     struct fdr__pkt *pkt;     /* current packet, NULL when none is open */
     pid_t tid;
     struct fdr__writer *next, *prev;
+    uint32_t user_enabled;    /* fdr_thread_set_tracing_enabled; under the lock */
+    uint32_t barrier_ack;     /* section.c signal barrier: last round answered */
 };
 
 FDR__HIDDEN extern pthread_mutex_t fdr__writers_lock;
@@ -121,17 +124,65 @@ FDR__HIDDEN extern uint32_t fdr__enabled_default;    /* for new threads */
 /* Closes w's current packet (if it holds an event) and publishes it.
  * Caller is w's thread, or holds the writers lock with w quiesced. */
 FDR__HIDDEN void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now);
+/* When events were discarded since the last closed packet of w's buffer,
+ * closes an empty packet that carries the count, so that readers see it.
+ * Same callers as fdr__writer_close_packet, after it. -ENOSPC when the ring
+ * is full (discard mode): write packets out and retry. */
+FDR__HIDDEN int fdr__writer_carry_discards(struct fdr__writer *w, uint64_t now);
+/* The same for a buffer no thread uses (in the pool); writers lock held. */
+FDR__HIDDEN int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now);
 FDR__HIDDEN void fdr__writer_thread_exit(void);
+/* The calling thread's writer, created if needed; NULL when out of memory. */
+FDR__HIDDEN struct fdr__writer *fdr__writer_self(void);
+/* For raw events (provider.c): enters the tracing section and reserves a
+ * payload of `payload` bytes for site s, like fdr__reserve(); finish with
+ * fdr__commit(). NULL and *why < 0 when not recorded (see writer.c,
+ * reserve()); a result with *why == -ENOSPC is only printed. */
+FDR__HIDDEN char *fdr__reserve_raw(struct fdr__site *s, size_t payload, int *why);
 
 /* ---- tracing sections (section.c) ---------------------------------------- */
+
+/* Values of fdr__thread.enabled: 1 records; 0 is off by the user's choice;
+ * FDR__PAUSED is off while fdr itself reads the buffers (flush, snapshot,
+ * crash): events then are counted as discarded. */
+#define FDR__PAUSED 2u
 
 FDR__HIDDEN void fdr__section_init(void);
 /* With the writers lock held: disables every writer and waits until none
  * is inside a tracing section. Afterwards no writer touches its buffer
  * until fdr__section_resume(). */
-FDR__HIDDEN void fdr__section_quiesce(void);
+FDR__HIDDEN int fdr__section_quiesce(void); /* 0 or -ETIMEDOUT (then resume) */
 FDR__HIDDEN void fdr__section_resume(void);
-FDR__HIDDEN void fdr__section_barrier(void);
+FDR__HIDDEN int fdr__section_barrier(void);
+FDR__HIDDEN extern int fdr__section_no_barrier; /* test hook: skip the barrier */
+/* Lock-free variant for the crash handler: stops every writer but `self`,
+ * waits at most timeout_ns; returns 0 or -ETIMEDOUT. Async-signal-safe. */
+FDR__HIDDEN int fdr__section_quiesce_unlocked(const struct fdr__writer *self,
+                                              uint64_t timeout_ns);
+
+/* ---- flight recorder (snapshot.c, crash.c) -------------------------------- */
+
+FDR__HIDDEN void fdr__flight_init(void);   /* from init_once: env, handlers */
+FDR__HIDDEN void fdr__crash_thread_init(void); /* alternate stack, writer creation */
+FDR__HIDDEN void fdr__crash_thread_exit(void);
+FDR__HIDDEN void fdr__crash_init(void);
+/* Writes the rings as a CTF trace into dir; the caller has quiesced the
+ * writers. Async-signal-safe (open/write/close only). */
+FDR__HIDDEN int fdr__snapshot_write_live(const char *dir);
+/* Writes one packet, trimmed to its content: hdr is a copy of the packet's
+ * header (packet_size is changed), body the bytes after it. Returns 0,
+ * -EINVAL when the header is not valid for a slot of slot_size bytes (the
+ * packet is skipped), or -errno. Async-signal-safe. */
+FDR__HIDDEN int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body,
+                                  uint32_t slot_size);
+/* Writes the TSDL metadata to fd through buf (no malloc, no stdio).
+ * Async-signal-safe. */
+FDR__HIDDEN int fdr__metadata_emit(int fd, char *buf, size_t cap);
+/* "USR2", "SIGUSR2", "12", "RTMIN+3": the signal number, or -EINVAL. */
+FDR__HIDDEN int fdr__signal_parse(const char *s, size_t len);
+/* out = dir/name<number> (no number when < 0); -ENAMETOOLONG. AS-safe. */
+FDR__HIDDEN int fdr__path_join(char *out, size_t cap, const char *dir, const char *name,
+                               long number);
 
 /* ---- registry (registry.c) ------------------------------------------------
  *
@@ -139,11 +190,12 @@ FDR__HIDDEN void fdr__section_barrier(void);
  * named by offsets, so the table can move to shared memory. */
 
 #define FDR__MAX_CLASSES 16384
+#define FDR__SITE_RAW 2 /* site and class kind of raw events (provider.c) */
 
 struct fdr__class {
     uint16_t id;
     uint8_t nfields;
-    uint8_t kind; /* FDR__SITE_TRACE, or 2 for raw events */
+    uint8_t kind; /* FDR__SITE_TRACE, or FDR__SITE_RAW for raw events */
     uint32_t line;
     uint32_t provider, event, format, file; /* pool offsets */
     uint8_t types[FDR_MAX_FIELDS];
@@ -201,7 +253,19 @@ FDR__HIDDEN void fdr__init(void);
 FDR__HIDDEN extern int fdr__initialized;
 FDR__HIDDEN extern pid_t fdr__pid;
 FDR__HIDDEN pid_t fdr__gettid(void);
-FDR__HIDDEN void fdr__help_requested(void);
-FDR__HIDDEN void fdr__help_print_pending(void);
+/* ---- live control (control.c, tunable.c) ---------------------------------- */
+
+/* Parses FDR_EVENTS and FDR_TRACES, installs them, applies their tunables. */
+FDR__HIDDEN void fdr__control_init(void);
+/* A module's sites or tunables at `range` were registered: once the main
+ * program's are (or range is NULL: "now"), the work deferred until every
+ * event is known runs (help, warnings about names that match nothing). */
+FDR__HIDDEN void fdr__control_ready(const void *range);
+FDR__HIDDEN int fdr__control_is_ready(void);
+/* Applies the NAME=VALUE items of r; warns (origin) about bad ones. */
+FDR__HIDDEN void fdr__tunables_apply(const struct fdr__rules *r, const char *origin);
+/* Warns (once each) about values set for tunables nothing declared. */
+FDR__HIDDEN void fdr__tunables_check_unknown(void);
+FDR__HIDDEN void fdr__tunables_help(void);
 
 #endif

@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "fdr-int.h"
-#include "pattern.h"
 
 int fdr__initialized;
 pid_t fdr__pid;
@@ -39,22 +38,25 @@ pid_t fdr__gettid(void)
     return (pid_t)syscall(SYS_gettid);
 }
 
-static void warn_cb(void *ctx, const char *msg)
+/* Every discarded event must reach the trace: each buffer whose last
+ * packet does not report its current count gets an empty packet that does
+ * (writer.c). A full ring is written out first. Writers are quiesced. */
+static void carry_all_discards(uint64_t now)
 {
-    (void)ctx;
-    fdr__warn("%s", msg + (strncmp(msg, "fdr: ", 5) == 0 ? 5 : 0));
-}
-
-/* Parses spec and installs it as the recording (print = 0) or printing
- * rules; returns the rules' "help" flag. */
-static int install_rules(int print, const char *spec, const char *origin)
-{
-    struct fdr__rules *r = NULL;
-    if (fdr__rules_parse(spec, origin, warn_cb, NULL, &r) < 0 || !r)
-        return 0;
-    int help = fdr__rules_wants_help(r);
-    fdr__registry_set_rules(print, r);
-    return help;
+    for (uint32_t i = 0; i < fdr__buf_count(); i++) {
+        struct fdr__buf *b = fdr__buf_at(i);
+        struct fdr__writer *owner = NULL;
+        for (struct fdr__writer *w = fdr__writers; w && !owner; w = w->next)
+            if (w->buf == b)
+                owner = w;
+        for (int tries = 0; tries < 2; tries++) {
+            int r = owner ? fdr__writer_carry_discards(owner, now)
+                          : fdr__buf_carry_discards(b, now);
+            if (r != -ENOSPC)
+                break;
+            fdr__consumer_drain();
+        }
+    }
 }
 
 static void flush_all(int final)
@@ -64,20 +66,26 @@ static void flush_all(int final)
     uint64_t now = fdr__now();
     for (struct fdr__writer *w = fdr__writers; w; w = w->next)
         fdr__writer_close_packet(w, now);
+    carry_all_discards(now);
     if (fdr__cfg.mode == FDR__MODE_OVERWRITE) {
-        /* Only the newest n-1 complete packets of each ring are whole. */
+        /* Only the newest n-1 complete packets of each ring are whole, and
+         * writers must stay paused while they are written out. */
         for (uint32_t i = 0; i < fdr__buf_count(); i++) {
             struct fdr__buf_hdr *h = fdr__buf_at(i)->hdr;
             if (h->produced - h->consumed > h->n_packets - 1)
                 h->consumed = h->produced - (h->n_packets - 1);
         }
+        fdr__consumer_drain();
     }
-    fdr__consumer_drain();
     if (final)
         __atomic_store_n(&fdr__enabled_default, 0, __ATOMIC_RELAXED);
     else
         fdr__section_resume();
     pthread_mutex_unlock(&fdr__writers_lock);
+    /* Discard mode: the closed packets are published; writing them out
+     * does not need the writers stopped. */
+    if (fdr__cfg.mode == FDR__MODE_DISCARD)
+        fdr__consumer_drain();
 }
 
 static void at_exit(void)
@@ -139,8 +147,7 @@ static void init_once(void)
     }
     fdr__trace_uuid[6] = (uint8_t)((fdr__trace_uuid[6] & 0x0f) | 0x40);
     fdr__trace_uuid[8] = (uint8_t)((fdr__trace_uuid[8] & 0x3f) | 0x80);
-    install_rules(0, fdr__cfg.events, "FDR_EVENTS");
-    int help = install_rules(1, fdr__cfg.traces, "FDR_TRACES");
+    fdr__control_init(); /* FDR_EVENTS, FDR_TRACES (control.c) */
     fdr__print_open();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);
@@ -149,9 +156,8 @@ static void init_once(void)
         fdr__cfg.output[0] = 0;
     else if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_OVERWRITE)
         fdr__consumer_prepare();
+    fdr__flight_init(); /* crash handlers, snapshot signal (snapshot.c) */
     __atomic_store_n(&fdr__initialized, 1, __ATOMIC_RELEASE);
-    if (help)
-        fdr__help_requested();
 }
 
 void fdr__init(void)

@@ -23,17 +23,16 @@
  * "any", event glob, on/off) plus a string pool; matching walks the rules from
  * the LAST one back and the first hit decides: later items override earlier
  * ones, and no hit means -1 ("unspecified", the caller keeps its default).
- * Matching is off the fast path (it runs when an event class is registered
- * or a spec changes), and reads the rules only, so a parsed set is shared by
+ * Matching is meant for the slow path (event class registration, a spec
+ * change), and reads the rules only, so a parsed set is shared by
  * threads without locks. Globs match with the iterative one-star-backtrack
  * algorithm: O(glob * text), no recursion, no blow-up.
  *
  * Bad input never stops a parse: each bad item (malformed, longer than 255
  * bytes, unreadable file, ...) gives exactly one warning line naming it, e.g.
  *   fdr: FDR_TRACES: ignoring malformed item "net:[rx": unterminated '['
- * and the other items still apply. Only ENOMEM fails. Include depth (4), file
- * count (64), file size (16 MiB) and include loops are bounded, so any input
- * costs time linear in its size. */
+ * and the rest applies. Only ENOMEM fails. Includes are bounded (depth 4, 64
+ * files of 16 MiB, no loops), so parsing is linear in the input size. */
 #define _GNU_SOURCE
 #include "pattern.h"
 
@@ -128,7 +127,8 @@ static size_t pool_add(struct parser *p, const char *s, size_t n)
 {
     struct fdr__rules *r = p->r;
     void *pool = r->pool;
-    if (n >= SIZE_MAX - r->pool_len - 1 || grow(&pool, &r->pool_cap, r->pool_len + n + 1, 1)) {
+    if (n >= SIZE_MAX - r->pool_len - 1 ||
+        grow(&pool, &r->pool_cap, r->pool_len + n + 1, 1)) {
         p->enomem = 1;
         return SIZE_MAX;
     }
@@ -169,7 +169,8 @@ static void warnf(struct parser *p, const struct source *src, const char *fmt, .
     char buf[1024];
     int n;
     if (src->file)
-        n = snprintf(buf, sizeof(buf), "fdr: %s: %s:%lu: ", p->origin, src->file, src->line);
+        n = snprintf(buf, sizeof(buf), "fdr: %s: %s:%lu: ", p->origin, src->file,
+                     src->line);
     else
         n = snprintf(buf, sizeof(buf), "fdr: %s: ", p->origin);
     if (n < 0)
@@ -211,8 +212,8 @@ static const char *quote(const char *s, size_t n, char *out)
 
 #define QUOTE_BUF (QUOTE_MAX * 4 + 4)
 
-static void bad_item(struct parser *p, const struct source *src, const char *item, size_t n,
-                     const char *why)
+static void bad_item(struct parser *p, const struct source *src, const char *item,
+                     size_t n, const char *why)
 {
     char q[QUOTE_BUF];
     warnf(p, src, "ignoring malformed item \"%s\": %s", quote(item, n, q), why);
@@ -519,8 +520,8 @@ static int item_copy(struct parser *p, const struct source *src, const char *s, 
 }
 
 /* GLOB or PGLOB:EGLOB (colon at s[colon], or colon == n for none), signed. */
-static void event_item(struct parser *p, const struct source *src, const char *s, size_t n,
-                       size_t colon)
+static void event_item(struct parser *p, const struct source *src, const char *s,
+                       size_t n, size_t colon)
 {
     char item[FDR__PATTERN_ITEM_MAX + 1], why[64];
     const char *err;
@@ -550,7 +551,8 @@ static void event_item(struct parser *p, const struct source *src, const char *s
     event = provider;
     if (!strcmp(event, "all")) {
         event = "*";
-    } else if (!strcmp(event, "none") || !strcmp(event, "help") || !strcmp(event, "list")) {
+    } else if (!strcmp(event, "none") || !strcmp(event, "help") ||
+               !strcmp(event, "list")) {
         if (sign) {
             snprintf(why, sizeof(why), "'%.4s' takes no sign", event);
             bad_item(p, src, s, n, why);
@@ -570,7 +572,8 @@ static void event_item(struct parser *p, const struct source *src, const char *s
 }
 
 /* A token holding ':' : PGLOB:EGLOB items joined by ':'. */
-static void chain_item(struct parser *p, const struct source *src, const char *s, size_t n)
+static void chain_item(struct parser *p, const struct source *src, const char *s,
+                       size_t n)
 {
     size_t colons = 0;
     for (size_t i = 0; i < n; i++)
@@ -596,7 +599,8 @@ static void chain_item(struct parser *p, const struct source *src, const char *s
     }
 }
 
-static void tunable_item(struct parser *p, const struct source *src, const char *s, size_t n)
+static void tunable_item(struct parser *p, const struct source *src, const char *s,
+                         size_t n)
 {
     char item[FDR__PATTERN_ITEM_MAX + 1], why[64];
     if (item_copy(p, src, s, n, item))
@@ -622,9 +626,9 @@ static void tunable_item(struct parser *p, const struct source *src, const char 
     }
     if (rc) {
         bad_item(p, src, s, n,
-                 !*value            ? "empty value"
-                 : rc == -ERANGE    ? "number out of range"
-                                    : "invalid number");
+                 !*value         ? "empty value"
+                 : rc == -ERANGE ? "number out of range"
+                                 : "invalid number");
         return;
     }
     struct fdr__rules *r = p->r;
@@ -808,8 +812,11 @@ int fdr__rules_parse_flags(const char *spec, const char *origin, unsigned flags,
     struct fdr__rules *r = calloc(1, sizeof(*r));
     if (!r)
         return -ENOMEM;
-    struct parser p = {.r = r, .origin = origin ? origin : "spec", .flags = flags,
-                       .warn = warn, .ctx = ctx};
+    struct parser p = {.r = r,
+                       .origin = origin ? origin : "spec",
+                       .flags = flags,
+                       .warn = warn,
+                       .ctx = ctx};
     if (spec)
         parse_buffer(&p, spec, strlen(spec), NULL);
     if (p.enomem) {
@@ -846,7 +853,8 @@ int fdr__rules_match(const struct fdr__rules *r, const char *provider, const cha
         event = "";
     for (size_t i = r->nrules; i-- > 0;) {
         const struct rule *ru = &r->rules[i];
-        if (ru->provider != NO_PROVIDER && !fdr__glob_match(r->pool + ru->provider, provider))
+        if (ru->provider != NO_PROVIDER &&
+            !fdr__glob_match(r->pool + ru->provider, provider))
             continue;
         if (fdr__glob_match(r->pool + ru->event, event))
             return ru->on;
@@ -893,5 +901,20 @@ int fdr__rules_tunable_number(const struct fdr__rules *r, size_t i, double *dbl,
         *ll = t->ll;
     if (is_integer)
         *is_integer = t->is_integer;
+    return 0;
+}
+
+int fdr__rules_rule(const struct fdr__rules *r, size_t i, const char **provider,
+                    const char **event, int *on)
+{
+    if (!r || i >= r->nrules)
+        return -EINVAL;
+    const struct rule *ru = &r->rules[i];
+    if (provider)
+        *provider = ru->provider == NO_PROVIDER ? NULL : r->pool + ru->provider;
+    if (event)
+        *event = r->pool + ru->event;
+    if (on)
+        *on = ru->on;
     return 0;
 }

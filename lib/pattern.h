@@ -59,6 +59,14 @@ int fdr__rules_wants_help(const struct fdr__rules *r);
 /* Number of event rules (0 for NULL). */
 size_t fdr__rules_count(const struct fdr__rules *r);
 
+/* The i-th event rule, in spec order: its provider glob (NULL when the item
+ * named no provider: any provider matches), event glob and on (1) / off (0).
+ * Strings live as long as the rule set. Returns 0, or -EINVAL if r is NULL
+ * or i is out of range (outputs unchanged). Used by live control (control.c)
+ * to warn about items that match no known event. */
+int fdr__rules_rule(const struct fdr__rules *r, size_t i, const char **provider,
+                    const char **event, int *on);
+
 /* Number of NAME=VALUE tunable assignments (0 for NULL). */
 size_t fdr__rules_tunable_count(const struct fdr__rules *r);
 

@@ -8,8 +8,17 @@
  *     0.000123456 [4242] net:rx len=60 proto=6 dev=eth0
  *
  * and written with a single write(2) to stderr or FDR_TRACE_FILE (opened
- * with O_APPEND), so lines of different threads never interleave. This is
- * the slow path by design: formatting and a system call per event. */
+ * with O_APPEND), so lines of different threads never interleave: a write
+ * to a pipe of at most PIPE_BUF bytes is atomic, and O_APPEND makes each
+ * write to a file land whole at the end. A line is at most 8 KiB (a longer
+ * message is cut); on a pipe, lines above PIPE_BUF (4 KiB) could in
+ * principle be split by the kernel when the pipe is full.
+ *
+ * Printing is independent of recording: a printed event that is not
+ * recorded is built in a per-thread scratch area (writer.c) and never
+ * reaches the ring. This is the slow path by design: formatting and a
+ * system call per event (see the cost measured in tests/test-live.py's
+ * comment). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -66,7 +75,10 @@ size_t fdr__format_line(char *line, size_t cap, const struct fdr__class *c,
         n += el;
         line[n++] = ' ';
     }
-    n += fdr__format_payload(line + n, cap - n - 1, c, payload, len);
+    size_t m = fdr__format_payload(line + n, cap - n - 1, c, payload, len);
+    if (m == 0 && n > 0 && line[n - 1] == ' ')
+        n--; /* no message: the line ends with the name */
+    n += m;
     line[n++] = '\n';
     return n;
 }

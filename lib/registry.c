@@ -56,6 +56,10 @@ static struct fdr__site *const *ranges[256];
 static size_t n_ranges;
 
 static struct fdr__rules *record_rules, *print_rules;
+/* What the recording rules decide for an event no item matches: all events
+ * are recorded when FDR_EVENTS is unset or empty or starts with a '-' item
+ * ("-net:rx": all but net:rx); "net:*" records only what it names. */
+static int record_default = 1;
 
 void fdr__registry_lock(void)
 {
@@ -203,7 +207,7 @@ static void field_names(const struct fdr__site *s, char names[][64])
 
 static int same_class(const struct fdr__class *c, const struct fdr__site *s, char names[][64])
 {
-    if (c->kind != FDR__SITE_TRACE || c->nfields != s->nargs ||
+    if (c->kind != s->kind || c->nfields != s->nargs ||
         strcmp(fdr__str(c->format), s->format ? s->format : "") != 0)
         return 0;
     for (unsigned i = 0; i < s->nargs; i++)
@@ -232,7 +236,7 @@ static uint16_t class_for(const struct fdr__site *s)
     memset(c, 0, sizeof *c);
     c->id = (uint16_t)(reg->n_classes + 1);
     c->nfields = s->nargs;
-    c->kind = FDR__SITE_TRACE;
+    c->kind = s->kind; /* FDR__SITE_TRACE or FDR__SITE_RAW */
     c->line = s->line;
     c->provider = intern_str(s->provider);
     c->event = intern_str(s->event);
@@ -255,7 +259,7 @@ static uint8_t compute_state(const struct fdr__site *s)
     int rec = record_rules ? fdr__rules_match(record_rules, s->provider, s->event) : -1;
     int pr = print_rules ? fdr__rules_match(print_rules, s->provider, s->event) : -1;
     uint8_t st = 0;
-    if (rec != 0) /* recorded unless a rule says no */
+    if (rec == 1 || (rec == -1 && record_default))
         st |= FDR__S_RECORD;
     if (pr == 1)
         st |= FDR__S_PRINT;
@@ -265,7 +269,7 @@ static uint8_t compute_state(const struct fdr__site *s)
 static void set_state(struct fdr__site *s)
 {
     uint8_t st = compute_state(s);
-    if (s->kind == FDR__SITE_TRACE && s->id == 0)
+    if (s->kind != FDR__SITE_GUARD && s->id == 0)
         st = 0; /* no class: cannot be recorded */
     __atomic_store_n(&s->state, st, __ATOMIC_RELAXED);
 }
@@ -285,7 +289,7 @@ static void register_locked(struct fdr__site *s)
         cap_sites = cap;
     }
     sites[n_sites++] = s;
-    if (s->kind == FDR__SITE_TRACE && reg)
+    if (s->kind != FDR__SITE_GUARD && reg)
         s->id = class_for(s);
     set_state(s);
 }
@@ -314,7 +318,7 @@ void fdr__register_sites(struct fdr__site *const *begin, struct fdr__site *const
         if (*p)
             register_locked(*p);
     pthread_mutex_unlock(&lock);
-    fdr__help_print_pending();
+    fdr__control_ready(begin);
 }
 
 int fdr__guard_check(struct fdr__site *s)
@@ -331,6 +335,11 @@ void fdr__registry_set_rules(int print, struct fdr__rules *r)
     struct fdr__rules **slot = print ? &print_rules : &record_rules;
     struct fdr__rules *old = *slot;
     *slot = r;
+    if (!print) {
+        int on = 0;
+        record_default = fdr__rules_count(r) == 0 ||
+                         (fdr__rules_rule(r, 0, NULL, NULL, &on) == 0 && !on);
+    }
     for (size_t i = 0; i < n_sites; i++)
         set_state(sites[i]);
     pthread_mutex_unlock(&lock);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fdr-int.h"
@@ -78,6 +79,7 @@ static struct fdr__writer *writer_create(struct fdr__thread *t)
         return NULL;
     w->self = t;
     w->tid = fdr__gettid();
+    w->user_enabled = 1;
     pthread_mutex_lock(&fdr__writers_lock);
     w->buf = fdr__buf_get();
     if (!w->buf) {
@@ -94,20 +96,25 @@ static struct fdr__writer *writer_create(struct fdr__thread *t)
                      __ATOMIC_RELEASE);
     pthread_mutex_unlock(&fdr__writers_lock);
     pthread_setspecific(writer_key, w);
+    fdr__crash_thread_init(); /* alternate signal stack (crash.c) */
     return w;
 }
 
-/* Opens the packet of sequence number hdr->produced. */
-static int open_packet(struct fdr__writer *w, uint64_t now)
+struct fdr__writer *fdr__writer_self(void)
 {
-    struct fdr__buf_hdr *h = w->buf->hdr;
-    uint64_t seq = h->produced;
-    if (h->mode == FDR__MODE_DISCARD &&
-        seq - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) >= h->n_packets) {
-        fdr__consumer_kick();
-        return -ENOSPC;
-    }
-    struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(h, seq);
+    struct fdr__thread *t = &fdr__self;
+    return t->writer ? t->writer : writer_create(t);
+}
+
+static uint64_t discarded_total(const struct fdr__buf_hdr *h)
+{
+    return h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
+}
+
+static void fill_header(struct fdr__writer *w, struct fdr__pkt *p, uint64_t seq,
+                        uint64_t now, uint64_t discarded)
+{
+    const struct fdr__buf_hdr *h = w->buf->hdr;
     p->magic = FDR__CTF_MAGIC;
     memcpy(p->uuid, fdr__trace_uuid, 16);
     p->stream_instance_id = h->index;
@@ -116,12 +123,53 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
     p->content_size = sizeof *p * 8;
     p->packet_size = (uint64_t)h->packet_size * 8;
     p->seq = seq;
-    p->discarded = h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
+    p->discarded = discarded;
     p->pid = (uint32_t)fdr__pid;
     p->tid = (uint32_t)w->tid;
     char name[17] = {0};
     prctl(PR_GET_NAME, name);
     memcpy(p->thread_name, name, 16);
+}
+
+static int ring_full(struct fdr__buf_hdr *h)
+{
+    return h->mode == FDR__MODE_DISCARD &&
+           h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) >= h->n_packets;
+}
+
+static void publish(struct fdr__buf_hdr *h, const struct fdr__pkt *p)
+{
+    h->reported = p->discarded;
+    /* Observable: the packet is complete; pairs with the acquire load of
+     * `produced` in the consumer and in snapshots. */
+    __atomic_store_n(&h->produced, h->produced + 1, __ATOMIC_RELEASE);
+}
+
+/* Opens the packet of sequence number hdr->produced.
+ *
+ * events_discarded is the count when the packet is opened: discards happen
+ * between packets (no room) or while one is open (nested, paused), and the
+ * next packet reports them. The first packet of a stream must say 0
+ * (babeltrace2 reads a non-zero first value as "an unknown number was
+ * lost"), so if events were already lost, an empty packet 0 comes first. */
+static int open_packet(struct fdr__writer *w, uint64_t now)
+{
+    struct fdr__buf_hdr *h = w->buf->hdr;
+    if (ring_full(h)) {
+        fdr__consumer_kick();
+        return -ENOSPC;
+    }
+    uint64_t discarded = discarded_total(h);
+    if (h->produced == 0 && discarded != 0) {
+        struct fdr__pkt *p0 = (struct fdr__pkt *)fdr__buf_slot(h, 0);
+        fill_header(w, p0, 0, now, 0);
+        publish(h, p0);
+        if (ring_full(h))
+            return -ENOSPC;
+    }
+    uint64_t seq = h->produced;
+    struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(h, seq);
+    fill_header(w, p, seq, now, discarded);
     w->pkt = p;
     struct fdr__thread *t = w->self;
     __atomic_store_n(&t->pos, (char *)(p + 1), __ATOMIC_RELAXED);
@@ -129,7 +177,7 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
     return 0;
 }
 
-void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now)
+static void close_packet(struct fdr__writer *w, uint64_t now, int even_empty)
 {
     struct fdr__pkt *p = w->pkt;
     if (!p)
@@ -139,20 +187,41 @@ void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now)
     __atomic_store_n(&t->pos, (char *)NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
     w->pkt = NULL;
-    if (pos == (char *)(p + 1))
+    if (pos == (char *)(p + 1) && !even_empty)
         return; /* empty: the slot is simply reused by the next open */
     struct fdr__buf_hdr *h = w->buf->hdr;
     if (now < p->ts_begin)
         now = p->ts_begin;
     p->ts_end = now;
     p->content_size = (uint64_t)(pos - (char *)p) * 8;
-    p->discarded = h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
-    /* Observable: the packet is complete; pairs with the acquire load of
-     * `produced` in the consumer and in snapshots. */
-    __atomic_store_n(&h->produced, h->produced + 1, __ATOMIC_RELEASE);
+    publish(h, p);
     if (h->mode == FDR__MODE_DISCARD &&
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_RELAXED)) * 2 >= h->n_packets)
         fdr__consumer_kick();
+}
+
+void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now)
+{
+    close_packet(w, now, 0);
+}
+
+int fdr__writer_carry_discards(struct fdr__writer *w, uint64_t now)
+{
+    struct fdr__buf_hdr *h = w->buf->hdr;
+    if (w->pkt || discarded_total(h) == h->reported)
+        return 0;
+    int r = open_packet(w, now);
+    if (r < 0)
+        return r;
+    close_packet(w, now, 1);
+    return 0;
+}
+
+int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now)
+{
+    struct fdr__thread idle = {0};
+    struct fdr__writer w = {.self = &idle, .buf = b, .tid = 0};
+    return fdr__writer_carry_discards(&w, now);
 }
 
 /* Finds room for `total` bytes in the current packet, switching packets if
@@ -175,15 +244,21 @@ static char *make_room(struct fdr__writer *w, size_t total, uint64_t now)
     return __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
 }
 
-char *fdr__reserve_slow(struct fdr__site *s, size_t payload)
+/* The work of fdr__reserve_slow(); *why tells why the event is not recorded
+ * (0 when it is): -EBUSY nested or paused, -ENODATA disabled, -ENOMEM no
+ * writer, -ENOSPC no room (counted), -E2BIG too large to print. A result
+ * with *why == -ENOSPC is an event that is only printed. */
+static char *reserve(struct fdr__site *s, size_t payload, int *why)
 {
     struct fdr__thread *t = &fdr__self;
     struct fdr__writer *w = t->writer;
+    *why = 0;
     if (payload == (size_t)-1) {
         /* Nested in another event of this thread (signal handler). The
          * section still belongs to the interrupted event: do not leave it. */
         if (w && w->buf)
             __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
+        *why = -EBUSY;
         return NULL;
     }
     uint8_t st = fdr__site_state(s);
@@ -191,15 +266,28 @@ char *fdr__reserve_slow(struct fdr__site *s, size_t payload)
         fdr__site_register(s);
         st = fdr__site_state(s);
     }
-    if (!(st & (FDR__S_RECORD | FDR__S_PRINT)))
+    if (!(st & (FDR__S_RECORD | FDR__S_PRINT))) {
+        *why = -ENODATA;
         goto out;
+    }
     if (!w) {
         w = writer_create(t);
-        if (!w)
+        if (!w) {
+            *why = -ENOMEM;
             goto out;
+        }
     }
-    if (!__atomic_load_n(&t->enabled, __ATOMIC_ACQUIRE))
+    uint32_t on = __atomic_load_n(&t->enabled, __ATOMIC_ACQUIRE);
+    if (on != 1) {
+        /* Paused by fdr itself (flush, snapshot): the event is lost and
+         * must be counted. The controller may be reading the buffer, so
+         * only the atomic counter is touched. Off by the user's choice
+         * (fdr_set_tracing_enabled): not recorded, not counted. */
+        if (on == FDR__PAUSED && (st & FDR__S_RECORD))
+            __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
+        *why = on == FDR__PAUSED ? -EBUSY : -ENODATA;
         goto out;
+    }
     size_t total = payload + FDR__EVENT_HEADER_SIZE;
     uint64_t now = fdr__now();
     char *p;
@@ -207,13 +295,16 @@ char *fdr__reserve_slow(struct fdr__site *s, size_t payload)
         p = make_room(w, total, now);
         if (!p) {
             count_discarded(w);
+            *why = -ENOSPC;
             if (!(st & FDR__S_PRINT))
                 goto out;
             p = scratch; /* still print it */
         }
     } else {
-        if (total > SCRATCH_SIZE)
+        if (total > SCRATCH_SIZE) {
+            *why = -E2BIG;
             goto out;
+        }
         p = scratch;
     }
     uint16_t id = s->id;
@@ -227,6 +318,27 @@ char *fdr__reserve_slow(struct fdr__site *s, size_t payload)
 out:
     leave_section(t);
     return NULL;
+}
+
+char *fdr__reserve_slow(struct fdr__site *s, size_t payload)
+{
+    int why;
+    return reserve(s, payload, &why);
+}
+
+/* Raw events (provider.c) do not go through the inline fdr__reserve(): they
+ * enter the tracing section here, as it does, and take the slow path every
+ * time, which says why an event is not recorded. */
+char *fdr__reserve_raw(struct fdr__site *s, size_t payload, int *why)
+{
+    struct fdr__thread *t = &fdr__self;
+    if (__atomic_load_n(&t->in_section, __ATOMIC_RELAXED))
+        return reserve(s, (size_t)-1, why); /* nested: counted, section kept */
+    /* Observable: same protocol as fdr__reserve(); the acquire load of
+     * `enabled` in reserve() pairs with the release in fdr__section_resume. */
+    __atomic_store_n(&t->in_section, 1, __ATOMIC_RELAXED);
+    fdr__barrier();
+    return reserve(s, payload, why);
 }
 
 void fdr__commit_slow(char *end)
@@ -252,6 +364,16 @@ void fdr__writer_thread_exit(void)
         return;
     pthread_mutex_lock(&fdr__writers_lock);
     fdr__writer_close_packet(w, fdr__now());
+    /* Report this thread's last discards. In discard mode the ring may be
+     * full: give the consumer up to ~100 ms. Failing that, the count stays
+     * in the buffer and its next packet (next thread, or exit) reports it. */
+    for (int i = 0; i < 100 && fdr__writer_carry_discards(w, fdr__now()) == -ENOSPC; i++) {
+        pthread_mutex_unlock(&fdr__writers_lock);
+        fdr__consumer_kick();
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        pthread_mutex_lock(&fdr__writers_lock);
+    }
     if (w->prev)
         w->prev->next = w->next;
     else
@@ -263,5 +385,6 @@ void fdr__writer_thread_exit(void)
     __atomic_store_n(&t->enabled, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&fdr__writers_lock);
     fdr__consumer_kick();
+    fdr__crash_thread_exit();
     free(w);
 }

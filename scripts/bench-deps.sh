@@ -5,7 +5,7 @@
 # Needs root (or sudo) only in that case. Exit status 0 when all are there.
 set -eu
 
-PKGS="lttng-tools liblttng-ust-dev python3-barectf babeltrace2 python3-bt2"
+PKGS="lttng-tools liblttng-ust-dev python3-barectf babeltrace2 python3-bt2 libbabeltrace2-dev"
 
 missing=""
 for p in $PKGS; do

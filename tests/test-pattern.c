@@ -241,7 +241,7 @@ static void test_colon_chains(void **state)
 {
     (void)state;
     struct warnings w = {0};
-    const char *same[] = {"net:*:-net:rx", "net:*,-net:rx", "net:*;-net:rx",
+    const char *same[] = {"net:*:-net:rx",  "net:*,-net:rx",  "net:*;-net:rx",
                           "net:*\n-net:rx", "net:*:-net:rx:", " net:* -net:rx "};
     for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++) {
         struct fdr__rules *r = parse(same[i], &w);
@@ -342,8 +342,10 @@ static void test_keywords(void **state)
     fdr__rules_free(r);
     warnings_clear(&w);
 
-    expect_one_warning("-help", "fdr: T: ignoring malformed item \"-help\": 'help' takes no sign");
-    expect_one_warning("+none", "fdr: T: ignoring malformed item \"+none\": 'none' takes no sign");
+    expect_one_warning("-help",
+                       "fdr: T: ignoring malformed item \"-help\": 'help' takes no sign");
+    expect_one_warning("+none",
+                       "fdr: T: ignoring malformed item \"+none\": 'none' takes no sign");
 }
 
 static void test_malformed(void **state)
@@ -357,7 +359,8 @@ static void test_malformed(void **state)
     expect_one_warning("+", BAD("+", "empty pattern"));
     expect_one_warning("-:x", BAD("-:x", "empty provider pattern"));
     expect_one_warning("a:b:c", BAD("a:b:c", "cannot split into provider:event items"));
-    expect_one_warning("net::rx", BAD("net::rx", "cannot split into provider:event items"));
+    expect_one_warning("net::rx",
+                       BAD("net::rx", "cannot split into provider:event items"));
     expect_one_warning("net:[rx", BAD("net:[rx", "unterminated '['"));
     expect_one_warning("[abc", BAD("[abc", "unterminated '['"));
     expect_one_warning("[!", BAD("[!", "unterminated '['"));
@@ -376,7 +379,8 @@ static void test_malformed(void **state)
     expect_one_warning("r'x", BAD("r'x", "invalid character '\\x27'"));
     expect_one_warning("r\\x", BAD("r\\\\x", "invalid character '\\x5c'"));
     expect_one_warning("r\x01x", BAD("r\\x01x", "invalid character '\\x01'"));
-    expect_one_warning("\xc3\xa9t\xc3\xa9", BAD("\\xc3\\xa9t\\xc3\\xa9", "invalid character '\\xc3'"));
+    expect_one_warning("\xc3\xa9t\xc3\xa9",
+                       BAD("\\xc3\\xa9t\\xc3\\xa9", "invalid character '\\xc3'"));
     expect_one_warning("net:rx@", BAD("net:rx@", "invalid character '@'"));
     expect_one_warning("net:x=1", BAD("net:x=1", "invalid character '='"));
 #undef BAD
@@ -391,8 +395,10 @@ static void test_malformed(void **state)
     /* the rest of the spec still applies, one warning per bad item */
     r = parse("net:*, :rx, -net:rx, a:b:c, [x, disk:io", &w);
     assert_int_equal(w.count, 3);
-    assert_string_equal(w.msg[0], "fdr: T: ignoring malformed item \":rx\": empty provider pattern");
-    assert_string_equal(w.msg[2], "fdr: T: ignoring malformed item \"[x\": unterminated '['");
+    assert_string_equal(
+        w.msg[0], "fdr: T: ignoring malformed item \":rx\": empty provider pattern");
+    assert_string_equal(w.msg[2],
+                        "fdr: T: ignoring malformed item \"[x\": unterminated '['");
     assert_int_equal(fdr__rules_count(r), 3);
     assert_int_equal(fdr__rules_match(r, "net", "tx"), 1);
     assert_int_equal(fdr__rules_match(r, "net", "rx"), 0);
@@ -515,7 +521,8 @@ static void test_parse_number(void **state)
     assert_true(d == -42.0);
     assert_int_equal(fdr__parse_number("+7", NULL, &ll, NULL), 0);
     assert_int_equal(ll, 7);
-    assert_int_equal(fdr__parse_number("010", NULL, &ll, NULL), 0); /* decimal, not octal */
+    assert_int_equal(fdr__parse_number("010", NULL, &ll, NULL),
+                     0); /* decimal, not octal */
     assert_int_equal(ll, 10);
     assert_int_equal(fdr__parse_number("0x1F", &d, &ll, &is_int), 0);
     assert_int_equal(ll, 31);
@@ -553,9 +560,9 @@ static void test_parse_number(void **state)
     assert_true(ll == LLONG_MIN);
     assert_int_equal(fdr__parse_number("1e-400", &d, NULL, NULL), 0); /* underflow: ~0 */
 
-    const char *bad[] = {"", "-", "+", "x", "1x", "0x", "0xg", "1 ", " 1", "1.2.3", "e5",
-                         "1e", "1e+", ".", "-.", "inf", "nan", "0x1p3", "1,5", "--1",
-                         "1_000", "0b101", "١"};
+    const char *bad[] = {"",    "-",     "+",   "x",   "1x",    "0x",    "0xg", "1 ",
+                         " 1",  "1.2.3", "e5",  "1e",  "1e+",   ".",     "-.",  "inf",
+                         "nan", "0x1p3", "1,5", "--1", "1_000", "0b101", "١"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
         ll = 12345;
         if (fdr__parse_number(bad[i], &d, &ll, &is_int) != -EINVAL)
@@ -564,8 +571,10 @@ static void test_parse_number(void **state)
     }
     assert_int_equal(fdr__parse_number(NULL, &d, &ll, &is_int), -EINVAL);
     assert_int_equal(fdr__parse_number("9223372036854775808", &d, &ll, &is_int), -ERANGE);
-    assert_int_equal(fdr__parse_number("-9223372036854775809", &d, &ll, &is_int), -ERANGE);
-    assert_int_equal(fdr__parse_number("99999999999999999999999", NULL, NULL, NULL), -ERANGE);
+    assert_int_equal(fdr__parse_number("-9223372036854775809", &d, &ll, &is_int),
+                     -ERANGE);
+    assert_int_equal(fdr__parse_number("99999999999999999999999", NULL, NULL, NULL),
+                     -ERANGE);
     assert_int_equal(fdr__parse_number("0x8000000000000000", NULL, NULL, NULL), -ERANGE);
     assert_int_equal(fdr__parse_number("0x10000000000000000", NULL, NULL, NULL), -ERANGE);
     assert_int_equal(fdr__parse_number("1e999", NULL, NULL, NULL), -ERANGE);
@@ -597,7 +606,8 @@ static void test_tunables(void **state)
 {
     (void)state;
     struct warnings w = {0};
-    struct fdr__rules *r = parse("ring_kb=64 net:* rate=1.5e3,off=-3;mask=0xff ring_kb=0", &w);
+    struct fdr__rules *r =
+        parse("ring_kb=64 net:* rate=1.5e3,off=-3;mask=0xff ring_kb=0", &w);
     assert_int_equal(w.count, 0);
     assert_int_equal(fdr__rules_count(r), 1);
     assert_int_equal(fdr__rules_tunable_count(r), 5);
@@ -640,7 +650,8 @@ static void test_tunables(void **state)
     expect_one_warning("x=12k", BAD("x=12k", "invalid number"));
     expect_one_warning("x=0x", BAD("x=0x", "invalid number"));
     expect_one_warning("x=1e999", BAD("x=1e999", "number out of range"));
-    expect_one_warning("x=99999999999999999999", BAD("x=99999999999999999999", "number out of range"));
+    expect_one_warning("x=99999999999999999999",
+                       BAD("x=99999999999999999999", "number out of range"));
     expect_one_warning("a-b=5", BAD("a-b=5", "invalid character '-' in tunable name"));
     expect_one_warning("-x=5", BAD("-x=5", "invalid character '-' in tunable name"));
     expect_one_warning("x*=5", BAD("x*=5", "invalid character '*' in tunable name"));
@@ -684,12 +695,16 @@ static void test_files(void **state)
     r = parse(spec, &w);
     assert_int_equal(w.count, 2);
     char *want;
-    assert_true(asprintf(&want, "fdr: T: %s:3: ignoring malformed item \"net:[rx\": "
-                                "unterminated '['", bad_path) > 0);
+    assert_true(asprintf(&want,
+                         "fdr: T: %s:3: ignoring malformed item \"net:[rx\": "
+                         "unterminated '['",
+                         bad_path) > 0);
     assert_string_equal(w.msg[0], want);
     free(want);
-    assert_true(asprintf(&want, "fdr: T: %s:4: ignoring malformed item \"x=y\": "
-                                "invalid number", bad_path) > 0);
+    assert_true(asprintf(&want,
+                         "fdr: T: %s:4: ignoring malformed item \"x=y\": "
+                         "invalid number",
+                         bad_path) > 0);
     assert_string_equal(w.msg[1], want);
     free(want);
     assert_int_equal(fdr__rules_count(r), 1);
@@ -710,7 +725,8 @@ static void test_files(void **state)
     free(spec);
 
     /* '#' is not a comment outside files */
-    expect_one_warning("#x", "fdr: T: ignoring malformed item \"#x\": invalid character '#'");
+    expect_one_warning("#x",
+                       "fdr: T: ignoring malformed item \"#x\": invalid character '#'");
 
     free(inner_path);
     free(outer_path);
@@ -728,8 +744,10 @@ static void test_file_errors(void **state)
     assert_true(asprintf(&spec, "net:* @%s/missing.conf disk:*", tmpdir) > 0);
     struct fdr__rules *r = parse(spec, &w);
     assert_int_equal(w.count, 1);
-    assert_true(asprintf(&want, "fdr: T: ignoring \"@%s/missing.conf\": No such file or "
-                                "directory", tmpdir) > 0);
+    assert_true(asprintf(&want,
+                         "fdr: T: ignoring \"@%s/missing.conf\": No such file or "
+                         "directory",
+                         tmpdir) > 0);
     assert_string_equal(w.msg[0], want);
     assert_int_equal(fdr__rules_count(r), 2);
     fdr__rules_free(r);
@@ -751,8 +769,8 @@ static void test_file_errors(void **state)
     assert_true(asprintf(&spec, "@%s", self) > 0);
     r = parse(spec, &w);
     assert_int_equal(w.count, 1);
-    assert_true(asprintf(&want, "fdr: T: %s:1: ignoring \"@self.conf\": include loop", self) >
-                0);
+    assert_true(
+        asprintf(&want, "fdr: T: %s:1: ignoring \"@self.conf\": include loop", self) > 0);
     assert_string_equal(w.msg[0], want);
     assert_int_equal(fdr__rules_count(r), 2);
     fdr__rules_free(r);
@@ -770,8 +788,10 @@ static void test_file_errors(void **state)
     assert_true(asprintf(&spec, "@%s/d1.conf", tmpdir) > 0);
     r = parse(spec, &w);
     assert_int_equal(w.count, 1);
-    assert_true(asprintf(&want, "fdr: T: %s/d4.conf:1: ignoring \"@d5.conf\": files nested "
-                                "more than 4 deep", tmpdir) > 0);
+    assert_true(asprintf(&want,
+                         "fdr: T: %s/d4.conf:1: ignoring \"@d5.conf\": files nested "
+                         "more than 4 deep",
+                         tmpdir) > 0);
     assert_string_equal(w.msg[0], want);
     assert_int_equal(fdr__rules_count(r), 4);
     assert_int_equal(fdr__rules_match(r, "p", "lvl4"), 1);
@@ -800,7 +820,8 @@ static void test_file_errors(void **state)
     warnings_clear(&w);
     assert_true(asprintf(&spec, "@%s net:*", leaf) > 0);
     r = NULL;
-    assert_int_equal(fdr__rules_parse_flags(spec, "T", FDR__RULES_NO_FILES, collect, &w, &r), 0);
+    assert_int_equal(
+        fdr__rules_parse_flags(spec, "T", FDR__RULES_NO_FILES, collect, &w, &r), 0);
     assert_int_equal(fdr__rules_count(r), 1);
     assert_non_null(strstr(w.msg[w.count - 1], "\": files are not read here"));
     fdr__rules_free(r);

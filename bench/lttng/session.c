@@ -186,12 +186,14 @@ int bench_lttng_begin(bench_lttng_session *s, char *why, size_t whysz)
                           "--buffers-uid", sb_opt, nsb_opt,
                           s->overwrite ? "--overwrite" : "--discard",
                           "bench", NULL};
-    if ((rc = lttng_cmd(chan, why, whysz)) != 0)
+    if (!s->defaults && (rc = lttng_cmd(chan, why, whysz)) != 0)
         return rc;
+    const char *evlist = s->events != NULL
+                             ? s->events
+                             : "bench_lttng:two_ints,bench_lttng:int_double_string";
     const char *ev[] = {"lttng", "enable-event", "--userspace", sess_opt,
-                        "--channel=bench",
-                        "bench_lttng:two_ints,bench_lttng:int_double_string",
-                        NULL};
+                        s->defaults ? evlist : "--channel=bench",
+                        s->defaults ? NULL : evlist, NULL};
     if ((rc = lttng_cmd(ev, why, whysz)) != 0)
         return rc;
     const char *start[] = {"lttng", "start", s->name, NULL};

@@ -25,7 +25,8 @@ extern "C" {
     X(ENOTSUP, "not supported here")                                                     \
     X(EIO, "input/output error")                                                         \
     X(EAGAIN, "try again")                                                               \
-    X(ETIMEDOUT, "timed out")
+    X(ETIMEDOUT, "timed out")                                                            \
+    X(ENODATA, "not recorded: the event or tracing is disabled")
 
 /* Returns a static string for an fdr error code (negative) or an errno
  * value (positive); never NULL. */

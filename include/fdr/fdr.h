@@ -13,9 +13,13 @@
 #define FDR_VERSION_STRING "0.1.0"
 
 #include "fdr/trace.h"
+/* Outside the #ifndef below: with FDR_DISABLE its macros are constants. */
+#include "fdr/tunable.h"
 #ifndef FDR_DISABLE
 #include "fdr/error.h"
 #include "fdr/control.h"
+#include "fdr/provider.h"
+#include "fdr/flight.h"
 #endif
 
 #endif

@@ -80,7 +80,7 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
         static struct fdr__site fdr__site_ = {                                           \
             FDR__S_NEW,      FDR__SITE_TRACE, FDR__NARG(__VA_ARGS__),                    \
             0,               0,               0,                                         \
-            __LINE__,        #prov,           #ev,                                       \
+            __LINE__,        prov,            ev,                                        \
             "" fmt,          fnames,          __FILE__,                                  \
             FDR__TYPES(__VA_ARGS__)};                                                    \
         FDR__SITE_LIST(fdr__site_);                                                      \
@@ -95,9 +95,11 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
         }                                                                                \
     } while (0)
 
-#define fdr_trace(provider, event, ...) FDR__TRACE(provider, event, NULL, __VA_ARGS__)
+/* provider and event are stringified here, before any macro expansion:
+ * an event called `unix` stays "unix" even where unix is a macro. */
+#define fdr_trace(provider, event, ...) FDR__TRACE(#provider, #event, NULL, __VA_ARGS__)
 #define fdr_trace_fields(provider, event, names, ...)                                    \
-    FDR__TRACE(provider, event, "" names, __VA_ARGS__)
+    FDR__TRACE(#provider, #event, "" names, __VA_ARGS__)
 
 #define fdr_enabled(prov, ev)                                                            \
     (__extension__({                                                                     \
@@ -109,9 +111,16 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
     }))
 
 /* Registers this module's sites when it is loaded. Each translation unit
- * carries a copy; the library ignores a range it already knows. */
+ * carries a copy; the library ignores a range it already knows. C linkage
+ * in C++ too: tunable.h declares them again inside its extern "C". */
+#ifdef __cplusplus
+extern "C" {
+#endif
 extern struct fdr__site *const __start_fdr_sites[] __attribute__((weak, visibility("hidden")));
 extern struct fdr__site *const __stop_fdr_sites[] __attribute__((weak, visibility("hidden")));
+#ifdef __cplusplus
+}
+#endif
 __attribute__((constructor, used)) static void fdr__register_module(void)
 {
     if (&__start_fdr_sites[0] != &__stop_fdr_sites[0])
@@ -120,18 +129,32 @@ __attribute__((constructor, used)) static void fdr__register_module(void)
 
 #else /* FDR_DISABLE */
 
+/* Compiled out: each macro is a statement that does nothing. The arguments
+ * (and the format against them) are still checked, under an `if (0)` that
+ * gcc and clang drop even at -O0: no code, no string and no symbol is left
+ * in the object file (tests/disable/ checks it with nm and strings). Not
+ * sizeof: clang would then warn that a static function used only in
+ * arguments "will not be emitted". */
 static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const char *f,
                                                                           ...)
 {
     (void)f;
 }
-#define fdr_trace(provider, event, fmt, ...)                                             \
+#define FDR__DISABLED_CHECK(...)                                                         \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic error \"-Wformat\"")          \
+        _Pragma("GCC diagnostic error \"-Wformat-extra-args\"")                          \
+            _Pragma("GCC diagnostic ignored \"-Wformat-zero-length\"") if (0)            \
+                fdr__format_check("" __VA_ARGS__);                                       \
+    _Pragma("GCC diagnostic pop")
+#define fdr_trace(provider, event, ...)                                                  \
     do {                                                                                 \
-        if (0)                                                                           \
-            fdr__format_check("" fmt __VA_OPT__(, ) __VA_ARGS__);                        \
+        FDR__DISABLED_CHECK(__VA_ARGS__)                                                 \
     } while (0)
-#define fdr_trace_fields(provider, event, names, fmt, ...)                               \
-    fdr_trace(provider, event, fmt __VA_OPT__(, ) __VA_ARGS__)
+#define fdr_trace_fields(provider, event, names, ...)                                    \
+    do {                                                                                 \
+        (void)sizeof("" names);                                                          \
+        FDR__DISABLED_CHECK(__VA_ARGS__)                                                 \
+    } while (0)
 #define fdr_enabled(provider, event) 0
 
 #endif /* FDR_DISABLE */

@@ -109,8 +109,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (glob_charset(spec, 64) && glob_charset(provider, 64) && valid_glob(spec)) {
         int f = fnmatch(spec, provider, FNM_NOESCAPE) == 0;
         if (f != g) {
-            fprintf(stderr, "glob \"%s\" text \"%s\": fdr %d fnmatch %d\n", spec, provider,
-                    g, f);
+            fprintf(stderr, "glob \"%s\" text \"%s\": fdr %d fnmatch %d\n", spec,
+                    provider, g, f);
             abort();
         }
     }

@@ -192,7 +192,10 @@ static inline size_t fdr__strsz(const void *pa, size_t n)
     (void)n;
     if (!s)
         return 7; /* "(null)" */
-    size_t len = strnlen(s, fdr__string_max + 1);
+    /* memchr, not strnlen: strnlen is POSIX, undeclared under -std=c11
+     * (C11 memchr stops at the first match, so it reads no further) */
+    const char *z = (const char *)memchr(s, 0, fdr__string_max + 1);
+    size_t len = z ? (size_t)(z - s) : fdr__string_max + 1;
     if (len <= fdr__string_max)
         return len + 1;
     len = fdr__string_max - 3;

@@ -1,0 +1,40 @@
+# Front door. The real build is CMake (CMakeLists.txt).
+#   make demo      build, run examples/demo.c, print its trace
+#   make test      build and run the whole suite (normal, ASan+UBSan, TSan, fuzz)
+#   make check     the normal build's tests only (quick, for development)
+#   make bench     the side-by-side benchmark (LTTng-UST, barectf)
+#   make install   PREFIX=/usr/local DESTDIR=
+PREFIX ?= /usr/local
+BUILD ?= build
+
+.PHONY: all demo test check bench install clean
+all:
+	scripts/deps.sh build
+	cmake -S . -B $(BUILD) -DFDR_BENCH=OFF >/dev/null
+	cmake --build $(BUILD) -j
+
+demo: all
+	scripts/deps.sh demo
+	rm -rf $(BUILD)/demo-trace
+	FDR_OUTPUT=$(BUILD)/demo-trace $(BUILD)/demo
+	babeltrace2 $(BUILD)/demo-trace
+
+test:
+	scripts/deps.sh test
+	scripts/test.sh
+
+check:
+	scripts/deps.sh test
+	FDR_TEST_ONLY=normal scripts/test.sh
+
+bench:
+	bench/run.sh
+
+install:
+	scripts/deps.sh build
+	cmake -S . -B $(BUILD) -DFDR_BENCH=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(BUILD) -j
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) build-test build-bench

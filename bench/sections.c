@@ -1,0 +1,445 @@
+/*
+ * Process-level sections of fdr-bench: sustained recording to disk,
+ * start-up, memory, trace size and snapshot cost (see sections.h).
+ *
+ * DESIGN. Every measurement is a fresh process of one of the three load
+ * programs (load.c: no tracer, fdr, LTTng-UST), run at the tracers'
+ * DEFAULT settings: fdr with only FDR_OUTPUT set (discard mode, 1 MiB ring
+ * per thread, 64 KiB packets), LTTng-UST with a session whose only
+ * configuration is `lttng enable-event -u` (channel0: LTTng's default
+ * per-UID sub-buffers and discard mode). A fresh LTTng session per run, so
+ * that one trace directory holds exactly one run's events.
+ *
+ * Recorded and discarded counts come from reading the traces with
+ * libbabeltrace2 (fdr-bench-count), never from the tracers' own counters,
+ * and every run checks emitted == recorded + discarded.
+ *
+ * Tracer names in the records: "floor" is the program without a tracer
+ * (the baseline a tracer's cost is added to), "fdr-discard" fdr recording
+ * to disk, "fdr-overwrite" fdr as a flight recorder in memory,
+ * "lttng-ust" LTTng-UST.
+ *
+ * Sections (records: section / workload / unit):
+ *   sustained  1_thread, 2_threads (as fast as possible), 10M_per_s_1_thread
+ *              (paced): events_per_s (emitted / time until on disk for
+ *              fdr; until the last event for LTTng, whose consumer daemon
+ *              flushes at `lttng stop`), discarded, recorded
+ *   startup    first_event ms: fork to the first event recorded (returned)
+ *              in main(); added ms: the same minus the no-tracer program
+ *   memory     per_thread bytes: VmRSS slope over traced threads (each
+ *              emits enough to cycle a 1 MiB ring), minus the no-tracer
+ *              slope; process bytes: the fixed part at one thread
+ *   size       two_ints, int_double_string bytes: stream bytes on disk
+ *              (metadata and LTTng's index files excluded) / recorded
+ *   snapshot   8_threads_x_1MiB ms: one fdr_snapshot() of 8 full rings
+ */
+#define _GNU_SOURCE
+#include "sections.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lttng/session.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The environment of a load run: every FDR_* variable the benchmark may
+ * have set is cleared first, so each run sees only what it asks for. */
+static void env_reset(void)
+{
+    static const char *const vars[] = {
+        "FDR_OUTPUT", "FDR_MODE", "FDR_EVENTS", "FDR_TRACES", "FDR_TRACE_FILE",
+        "FDR_BUFFER_SIZE", "FDR_PACKET_SIZE", "LTTNG_UST_REGISTER_TIMEOUT",
+        "FDR_BENCH_LTTNG_TP"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+}
+
+/* Value of "key <number>" in out, or -1. */
+static double out_value(const char *out, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+        if (strncmp(p, key, kl) == 0 && p[kl] == ' ')
+            return strtod(p + kl + 1, NULL);
+    return -1;
+}
+
+static int run_load(const bench_sections_ctx *c, const char *which,
+                    const char *const args[], char *out, size_t outsz,
+                    uint64_t *t_spawn)
+{
+    char exe[PATH_MAX];
+    snprintf(exe, sizeof exe, "%s/fdr-bench-load-%s", c->bindir, which);
+    const char *argv[16] = {exe};
+    int n = 1;
+    for (; args[n - 1] != NULL && n < 15; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    if (t_spawn != NULL)
+        *t_spawn = now_ns();
+    int rc = bench_run_cmd(argv, out, outsz);
+    const char *err = strstr(out, "error ");
+    if (rc != 0 || err != NULL) {
+        fprintf(stderr, "fdr-bench: %s %s: exit %d: %.300s\n", exe, args[0], rc,
+                err ? err : out);
+        return -1;
+    }
+    return 0;
+}
+
+int bench_count_trace(const char *bindir, const char *dir,
+                      unsigned long long *events, unsigned long long *discarded)
+{
+    char exe[PATH_MAX], out[4096];
+    snprintf(exe, sizeof exe, "%s/fdr-bench-count", bindir);
+    const char *argv[] = {exe, dir, NULL};
+    int rc = bench_run_cmd(argv, out, sizeof out);
+    if (rc != 0 || sscanf(out, "events %llu discarded %llu", events, discarded) != 2) {
+        fprintf(stderr, "fdr-bench: reading %s: %.300s\n", dir, out);
+        return -1;
+    }
+    return 0;
+}
+
+static unsigned long long stream_bytes;
+
+static int add_stream(const char *path, const struct stat *st, int flag,
+                      struct FTW *ftw)
+{
+    const char *base = path + ftw->base;
+    if (flag == FTW_F && strcmp(base, "metadata") != 0 &&
+        strstr(path, "/index/") == NULL)
+        stream_bytes += (unsigned long long)st->st_size;
+    return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st; (void)flag; (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void rm_tree(const bench_sections_ctx *c, const char *dir)
+{
+    if (!c->keep_traces)
+        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* One LTTng session at default settings around a run. */
+static int lttng_open(const bench_sections_ctx *c, bench_lttng_session *s,
+                      const char *tag, const char *events)
+{
+    *s = (bench_lttng_session){.defaults = 1, .events = events};
+    snprintf(s->name, sizeof s->name, "fdr-bench-%ld-%s", (long)getpid(), tag);
+    snprintf(s->outdir, sizeof s->outdir, "%s/lttng-%s", c->tmpdir, tag);
+    char why[512] = "";
+    if (bench_lttng_begin(s, why, sizeof why) != 0) {
+        fprintf(stderr, "fdr-bench: lttng session %s: %s\n", s->name, why);
+        long long d;
+        bench_lttng_end(s, &d, why, sizeof why);
+        return -1;
+    }
+    return 0;
+}
+
+static void lttng_close(bench_lttng_session *s)
+{
+    char why[512];
+    long long d;
+    pid_t ours = s->our_sessiond; /* the driver's daemon is not ours to stop */
+    s->our_sessiond = 0;
+    if (bench_lttng_end(s, &d, why, sizeof why) != 0)
+        fprintf(stderr, "fdr-bench: lttng teardown: %s\n", why);
+    if (ours > 0)
+        kill(ours, SIGTERM);
+}
+
+/* ---- sustained and size --------------------------------------------------- */
+
+typedef struct emit_run {
+    const char *tracer;   /* record name */
+    const char *workload; /* record name */
+    const char *events;   /* "two_ints" or "int_double_string" */
+    int threads;
+    unsigned long long n;
+    double rate; /* per thread, 0 = unpaced */
+    const char *size_workload; /* also a size record, or NULL */
+} emit_run;
+
+static int emit_one(const bench_sections_ctx *c, const emit_run *e)
+{
+    int is_fdr = strncmp(e->tracer, "fdr", 3) == 0;
+    char dir[PATH_MAX], tag[96], tn[16], nn[32], rn[32];
+    snprintf(tag, sizeof tag, "%s-%s-%s", e->tracer, e->workload, e->events);
+    snprintf(dir, sizeof dir, "%s/%s", c->tmpdir, tag);
+    snprintf(tn, sizeof tn, "%d", e->threads);
+    snprintf(nn, sizeof nn, "%llu", e->n);
+    snprintf(rn, sizeof rn, "%.0f", e->rate);
+    env_reset();
+    bench_lttng_session ls;
+    if (is_fdr) {
+        setenv("FDR_OUTPUT", dir, 1); /* nothing else: default settings */
+    } else {
+        char ev[64];
+        snprintf(ev, sizeof ev, "bench_lttng:%s", e->events);
+        if (lttng_open(c, &ls, tag, ev) != 0)
+            return 1;
+        snprintf(dir, sizeof dir, "%s", ls.outdir);
+    }
+    char out[4096];
+    const char *args[] = {"emit", e->events, tn, nn, rn, NULL};
+    int rc = run_load(c, is_fdr ? "fdr" : "lttng", args, out, sizeof out, NULL);
+    if (!is_fdr)
+        lttng_close(&ls); /* stop: the consumer daemon flushes */
+    env_reset();
+    if (rc != 0)
+        return 1;
+    double elapsed = out_value(out, "elapsed_ns");
+    double emitted = out_value(out, "emitted");
+    unsigned long long rec, disc;
+    if (bench_count_trace(c->bindir, dir, &rec, &disc) != 0) {
+        rm_tree(c, dir);
+        return 1;
+    }
+    stream_bytes = 0;
+    nftw(dir, add_stream, 16, FTW_PHYS);
+    rm_tree(c, dir);
+    int bad = 0;
+    if ((double)(rec + disc) != emitted) {
+        fprintf(stderr,
+                "fdr-bench: %s %s: emitted %.0f != recorded %llu + discarded %llu\n",
+                e->tracer, e->workload, emitted, rec, disc);
+        bench_note(c->r, "%s %s: emitted %.0f but recorded %llu + discarded %llu = %llu",
+                   e->tracer, e->workload, emitted, rec, disc, rec + disc);
+        bad = c->strict;
+    }
+    if (elapsed > 0 && e->workload[0] != '\0') {
+        bench_extra_add(c->r, "sustained", e->tracer, e->workload, "events_per_s",
+                        emitted * 1e9 / elapsed);
+        bench_extra_add(c->r, "sustained", e->tracer, e->workload, "discarded",
+                        (double)disc);
+        bench_extra_add(c->r, "sustained", e->tracer, e->workload, "recorded",
+                        (double)rec);
+    }
+    if (e->size_workload != NULL && rec > 0)
+        bench_extra_add(c->r, "size", e->tracer, e->size_workload, "bytes",
+                        (double)stream_bytes / (double)rec);
+    fprintf(stderr, "  %s %s %s x%d: %.0f events in %.1f ms, recorded %llu, "
+                    "discarded %llu, %llu stream bytes\n",
+            e->tracer, e->workload, e->events, e->threads, emitted, elapsed / 1e6,
+            rec, disc, stream_bytes);
+    return bad;
+}
+
+static int sustained_and_size(const bench_sections_ctx *c)
+{
+    unsigned long long big = c->quick ? 400000 : 50000000;
+    unsigned long long paced = c->quick ? 400000 : 50000000;
+    unsigned long long sz = c->quick ? 100000 : 5000000;
+    int bad = 0;
+    for (int l = 0; l < 2; l++) {
+        const char *tr = l == 0 ? "fdr-discard" : "lttng-ust";
+        if (l == 1 && !c->lttng)
+            break;
+        emit_run runs[] = {
+            {tr, "1_thread", "two_ints", 1, big, 0, NULL},
+            {tr, "2_threads", "two_ints", 2, big, 0, NULL},
+            {tr, "10M_per_s_1_thread", "two_ints", 1, paced, 1e7, "two_ints"},
+            {tr, "", "int_double_string", 1, sz, 1e6, "int_double_string"},
+        };
+        for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
+            bad += emit_one(c, &runs[i]);
+    }
+    return bad;
+}
+
+/* ---- start-up ------------------------------------------------------------- */
+
+static int startup(const bench_sections_ctx *c)
+{
+    int reps = c->quick ? 3 : 21, bad = 0;
+    const char *names[] = {"floor", "fdr-discard", "fdr-overwrite", "lttng-ust"};
+    const char *exes[] = {"none", "fdr", "fdr", "lttng"};
+    int n = c->lttng ? 4 : 3;
+    bench_lttng_session ls;
+    if (c->lttng && lttng_open(c, &ls, "startup", "bench_lttng:two_ints") != 0)
+        n = 3;
+    char fdrdir[PATH_MAX];
+    snprintf(fdrdir, sizeof fdrdir, "%s/startup-fdr", c->tmpdir);
+    double first[4][64];
+    int got[4] = {0};
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < n; k++) {
+            env_reset();
+            if (k == 1)
+                setenv("FDR_OUTPUT", fdrdir, 1);
+            char out[4096];
+            const char *args[] = {"startup", NULL};
+            uint64_t t0;
+            if (run_load(c, exes[k], args, out, sizeof out, &t0) != 0) {
+                bad++;
+                continue;
+            }
+            double f = out_value(out, "first_ns");
+            if (k == 3 && out_value(out, "enabled") != 1) {
+                bench_note(c->r, "startup: lttng-ust event not enabled at the first "
+                                 "call (registration not finished): not recorded");
+                continue;
+            }
+            if (f > 0)
+                first[k][got[k]++] = (f - (double)t0) / 1e6;
+        }
+    env_reset();
+    if (n == 4)
+        lttng_close(&ls);
+    /* The fdr-discard run's trace must hold its events: one per run. */
+    unsigned long long rec, disc;
+    if (bench_count_trace(c->bindir, fdrdir, &rec, &disc) != 0 || rec != 1) {
+        fprintf(stderr, "fdr-bench: startup: fdr trace holds %llu events, not 1\n",
+                rec);
+        bad++;
+    }
+    rm_tree(c, fdrdir);
+    benchfn_stats base = benchfn_stats_of(first[0], (size_t)got[0]);
+    for (int k = 0; k < n; k++) {
+        if (got[k] == 0) {
+            fprintf(stderr, "fdr-bench: startup: no number for %s\n", names[k]);
+            bad++;
+            continue;
+        }
+        for (int i = 0; i < got[k]; i++) {
+            bench_extra_add(c->r, "startup", names[k], "first_event", "ms",
+                            first[k][i]);
+            if (k > 0)
+                bench_extra_add(c->r, "startup", names[k], "added", "ms",
+                                first[k][i] - base.median);
+        }
+    }
+    return bad;
+}
+
+/* ---- memory --------------------------------------------------------------- */
+
+static int memory(const bench_sections_ctx *c)
+{
+    int reps = c->quick ? 1 : 3, bad = 0;
+    int t_lo = 1, t_hi = c->quick ? 3 : 9;
+    const char *ev = c->quick ? "100000" : "200000"; /* > 1 MiB of events */
+    const char *names[] = {"floor", "fdr-discard", "lttng-ust"};
+    const char *exes[] = {"none", "fdr", "lttng"};
+    int n = c->lttng ? 3 : 2;
+    bench_lttng_session ls;
+    if (c->lttng && lttng_open(c, &ls, "memory", "bench_lttng:two_ints") != 0)
+        n = 2;
+    char fdrdir[PATH_MAX];
+    snprintf(fdrdir, sizeof fdrdir, "%s/memory-fdr", c->tmpdir);
+    double slope[3] = {0}, fixed[3] = {0};
+    for (int k = 0; k < n; k++) {
+        double lo[8], hi[8];
+        for (int r = 0; r < reps; r++) {
+            for (int h = 0; h < 2; h++) {
+                env_reset();
+                if (k == 1)
+                    setenv("FDR_OUTPUT", fdrdir, 1);
+                char tn[16], out[4096];
+                snprintf(tn, sizeof tn, "%d", h ? t_hi : t_lo);
+                const char *args[] = {"memory", tn, ev, NULL};
+                double kb = -1;
+                if (run_load(c, exes[k], args, out, sizeof out, NULL) == 0)
+                    kb = out_value(out, "rss_kb");
+                (h ? hi : lo)[r] = kb * 1024;
+                if (kb <= 0)
+                    bad++;
+            }
+        }
+        env_reset();
+        double mlo = benchfn_stats_of(lo, (size_t)reps).median;
+        double mhi = benchfn_stats_of(hi, (size_t)reps).median;
+        slope[k] = (mhi - mlo) / (t_hi - t_lo);
+        fixed[k] = mlo - slope[k];
+        fprintf(stderr, "  memory %s: RSS %.0f kB with %d thread(s), %.0f kB with %d\n",
+                names[k], mlo / 1024, t_lo, mhi / 1024, t_hi);
+    }
+    if (n == 3)
+        lttng_close(&ls);
+    rm_tree(c, fdrdir);
+    bench_extra_add(c->r, "memory", "floor", "per_thread", "bytes", slope[0]);
+    bench_extra_add(c->r, "memory", "floor", "process", "bytes", fixed[0]);
+    for (int k = 1; k < n; k++) {
+        bench_extra_add(c->r, "memory", names[k], "per_thread", "bytes",
+                        slope[k] - slope[0]);
+        bench_extra_add(c->r, "memory", names[k], "process", "bytes",
+                        fixed[k] - fixed[0]);
+    }
+    return bad;
+}
+
+/* ---- snapshot -------------------------------------------------------------- */
+
+static int snapshot(const bench_sections_ctx *c)
+{
+    env_reset();
+    setenv("FDR_MODE", "overwrite", 1);
+    setenv("FDR_BUFFER_SIZE", "1M", 1);
+    char dir[PATH_MAX], out[8192];
+    snprintf(dir, sizeof dir, "%s/snapshot", c->tmpdir);
+    /* 100k two_ints events = 1.8 MB per thread: every ring has wrapped. */
+    const char *args[] = {"snapshot", "8", "100000", c->quick ? "2" : "15", dir,
+                          NULL};
+    int rc = run_load(c, "fdr", args, out, sizeof out, NULL);
+    env_reset();
+    if (rc == 0 && strstr(out, "unsupported") != NULL) {
+        bench_note(c->r, "snapshot: fdr_snapshot() not in this tree yet (lib/snapshot.c)");
+        return 0;
+    }
+    if (rc != 0)
+        return 1;
+    int got = 0;
+    for (const char *p = strstr(out, "snap_ns "); p; p = strstr(p + 1, "snap_ns ")) {
+        bench_extra_add(c->r, "snapshot", "fdr-overwrite", "8_threads_x_1MiB", "ms",
+                        strtod(p + 8, NULL) / 1e6);
+        got++;
+    }
+    unsigned long long rec = 0, disc = 0;
+    if (got == 0 || bench_count_trace(c->bindir, dir, &rec, &disc) != 0 || rec == 0) {
+        fprintf(stderr, "fdr-bench: snapshot: %d snapshots, %llu events read back\n",
+                got, rec);
+        rm_tree(c, dir);
+        return 1;
+    }
+    bench_note(c->r, "snapshot: the last snapshot reads back with %llu events "
+                     "(8 threads x 1 MiB rings)", rec);
+    rm_tree(c, dir);
+    return 0;
+}
+
+int bench_sections_run(const bench_sections_ctx *c)
+{
+    int bad = 0;
+    fprintf(stderr, "sections: sustained + size\n");
+    bad += sustained_and_size(c);
+    fprintf(stderr, "sections: startup\n");
+    bad += startup(c);
+    fprintf(stderr, "sections: memory\n");
+    bad += memory(c);
+    fprintf(stderr, "sections: snapshot\n");
+    bad += snapshot(c);
+    return bad;
+}

@@ -1,0 +1,29 @@
+#!/bin/sh
+# deps.sh - installs, from Debian's packages, what a step needs and is missing.
+#   scripts/deps.sh build   compilers and build tools
+#   scripts/deps.sh demo    build + babeltrace2 (to print the demo trace)
+#   scripts/deps.sh test    build + everything the test suite uses
+# Runs apt-get only when something is missing; needs root for that.
+set -eu
+build="gcc g++ make cmake pkg-config"
+demo="$build babeltrace2"
+test="$demo python3 python3-bt2 libcmocka-dev clang libclang-rt-14-dev binutils file lttng-tools liblttng-ust-dev python3-barectf"
+case "${1:-}" in
+build) want=$build ;;
+demo) want=$demo ;;
+test) want=$test ;;
+*) echo "usage: scripts/deps.sh build|demo|test" >&2; exit 2 ;;
+esac
+missing=""
+for p in $want; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing$missing" >&2
+if [ "$(id -u)" != 0 ]; then
+    echo "deps: missing packages:$missing (run as root or install them)" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

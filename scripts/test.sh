@@ -1,0 +1,67 @@
+#!/bin/sh
+# test.sh - builds and runs the whole test suite, as CI does:
+#   1. normal build (gcc, -O2) with the benchmark's --quick run
+#   2. ASan + UBSan build (gcc)
+#   3. TSan build (gcc)
+#   4. clang build with the libFuzzer targets, each fuzzed for a bounded time
+# Each build has its own directory under build-test/. Ends with one line
+# "test: N passed, N failed". FDR_TEST_ONLY=normal|asan|tsan|fuzz runs one.
+set -u
+cd "$(dirname "$0")/.."
+root=$(pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+passed=0
+failed=0
+status=0
+
+run() { # name, cmake args..., then ctest args after --
+    name=$1
+    shift
+    cfg=""
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do cfg="$cfg $1"; shift; done
+    [ $# -gt 0 ] && shift
+    if [ -n "${FDR_TEST_ONLY:-}" ] && [ "$FDR_TEST_ONLY" != "$name" ]; then
+        return
+    fi
+    dir="$root/build-test/$name"
+    echo "=== $name: configure and build ($dir)"
+    # shellcheck disable=SC2086
+    if ! cmake -S "$root" -B "$dir" $cfg >"$dir.log" 2>&1 ||
+        ! cmake --build "$dir" -j "$jobs" >>"$dir.log" 2>&1; then
+        tail -n 40 "$dir.log"
+        echo "=== $name: BUILD FAILED"
+        failed=$((failed + 1))
+        status=1
+        return
+    fi
+    echo "=== $name: ctest"
+    (cd "$dir" && ctest --output-on-failure --timeout 600 -j "$jobs" "$@") >"$dir.ctest.log" 2>&1
+    rc=$?
+    grep -E "tests passed|tests failed|\*\*\*|Failed|Timeout" "$dir.ctest.log" | tail -n 30
+    summary=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$dir.ctest.log" | tail -n 1)
+    total=$(echo "$summary" | sed -E 's/.* out of ([0-9]+).*/\1/')
+    bad=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed.*/\1/')
+    if [ -z "$summary" ]; then
+        echo "=== $name: ctest did not finish"
+        tail -n 40 "$dir.ctest.log"
+        failed=$((failed + 1))
+        status=1
+        return
+    fi
+    passed=$((passed + total - bad))
+    failed=$((failed + bad))
+    if [ "$rc" != 0 ]; then
+        status=1
+        echo "=== $name: FAILED (log: $dir.ctest.log)"
+        grep -B 2 -A 40 -E "\*\*\*Failed|\*\*\*Timeout|Exception" "$dir.ctest.log" | head -n 200
+    fi
+}
+
+mkdir -p build-test
+run normal -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run asan -DCMAKE_BUILD_TYPE=Debug -DFDR_SANITIZE=address,undefined -DFDR_BENCH=OFF
+run tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFDR_SANITIZE=thread -DFDR_BENCH=OFF
+run fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DFDR_FUZZ=ON \
+    -DFDR_BENCH=OFF -- -R fuzz
+echo "test: $passed passed, $failed failed"
+exit $status

@@ -1,0 +1,91 @@
+"""test-core-common.py - helpers shared by the tests/test-core-*.py scripts.
+
+Imported with importlib (the file name has dashes, like every test). Runs
+the helper programs with a fresh FDR_OUTPUT directory, and reads traces
+with bt2 through tests/tracecheck.py, plus the field classes the tests of
+types need (tracecheck gives values only)."""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bt2  # noqa: E402
+import tracecheck  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    """Records a failure (all are reported at the end, not just the first)."""
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+    return cond
+
+
+def finish():
+    if failures:
+        print("%d check(s) failed" % len(failures), file=sys.stderr)
+        sys.exit(1)
+    print("ok")
+    sys.exit(0)
+
+
+def run(argv, outdir=None, env=None, timeout=120, expect_rc=0):
+    """Runs argv with FDR_OUTPUT=outdir (emptied first); returns the
+    CompletedProcess (text). Fails the test on a wrong exit status."""
+    e = dict(os.environ)
+    for k in list(e):
+        if k.startswith("FDR_"):
+            del e[k]
+    if outdir is not None:
+        shutil.rmtree(outdir, ignore_errors=True)
+        e["FDR_OUTPUT"] = outdir
+    e.update(env or {})
+    p = subprocess.run(argv, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=timeout)
+    if expect_rc is not None and p.returncode != expect_rc:
+        sys.stderr.write(p.stderr)
+        print("FAIL: %s exited with %d, expected %d" % (argv, p.returncode, expect_rc),
+              file=sys.stderr)
+        sys.exit(1)
+    return p
+
+
+def clean(path):
+    ok, err = tracecheck.clean(path)
+    if not ok:
+        sys.stderr.write(err)
+    return check(ok, "babeltrace2 CLI complains about " + path)
+
+
+def kind(fc):
+    """A bt2 field class as a short word."""
+    if isinstance(fc, bt2._SignedIntegerFieldClassConst):
+        return "signed%d" % fc.field_value_range
+    if isinstance(fc, bt2._UnsignedIntegerFieldClassConst):
+        if fc.preferred_display_base == 16:
+            return "hex%d" % fc.field_value_range
+        return "unsigned%d" % fc.field_value_range
+    if isinstance(fc, bt2._RealFieldClassConst):
+        return "real32" if "Single" in type(fc).__name__ else "real64"
+    if isinstance(fc, bt2._StringFieldClassConst):
+        return "string"
+    return type(fc).__name__
+
+
+def typed_events(path):
+    """Every event as (name, [(field, kind, value), ...]) in trace order."""
+    out = []
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is not bt2._EventMessageConst:
+            continue
+        ev = msg.event
+        fields = []
+        pf = ev.payload_field
+        if pf is not None:
+            for name, member in pf.cls.items():
+                fields.append((name, kind(member.field_class), tracecheck._value(pf[name])))
+        out.append((ev.name, fields))
+    return out

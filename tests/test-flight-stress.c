@@ -1,0 +1,151 @@
+/* test-flight-stress.c - the tracing-section protocol under load.
+ *
+ *     test-flight-stress CYCLES barrier|nobarrier
+ *
+ * Two writer threads record without pause while the main thread, the
+ * controller, stops them CYCLES times with the real protocol
+ * (fdr__section_quiesce: enabled = paused, barrier, wait until out of the
+ * section). While they are stopped it takes a fingerprint of each writer's
+ * state: write position, packet end, packet count, and a checksum of the
+ * current packet from its start to 64 bytes past the write position (where
+ * the next event would go); it spins a little, takes it again, then resumes.
+ * A difference is a violation: a writer touched its packet after the
+ * controller had seen it outside its section.
+ *
+ * "barrier" must see zero violations. "nobarrier" sets the test hook
+ * fdr__section_no_barrier, which leaves out the asymmetric barrier (the
+ * barectf bug), and must see some: it shows that the check can fail. The
+ * exit status is 0 when the outcome is the expected one. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <fdr/fdr.h>
+
+#include "fdr-int.h"
+
+#define WRITERS 2
+
+static int stop;
+static uint64_t written[WRITERS];
+
+static void *writer(void *arg)
+{
+    int idx = (int)(intptr_t)arg;
+    uint64_t i = 0;
+    fdr_thread_self(); /* the writer exists before the controller starts */
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        fdr_trace(stress, ev, "i=%lu idx=%d", (unsigned long)i, idx);
+        i++;
+    }
+    __atomic_store_n(&written[idx], i, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+struct print {
+    const char *pos, *end;
+    uint64_t produced, sum;
+};
+
+static void fingerprint(const struct fdr__writer *w, struct print *f)
+{
+    f->pos = __atomic_load_n(&w->self->pos, __ATOMIC_RELAXED);
+    f->end = __atomic_load_n(&w->self->end, __ATOMIC_RELAXED);
+    f->produced = __atomic_load_n(&w->buf->hdr->produced, __ATOMIC_RELAXED);
+    f->sum = 1469598103934665603ull;
+    if (!w->pkt || !f->pos)
+        return;
+    const unsigned char *p = (const unsigned char *)w->pkt;
+    const unsigned char *e = (const unsigned char *)f->pos + 64;
+    if (e > (const unsigned char *)f->end)
+        e = (const unsigned char *)f->end;
+    for (; p < e; p++)
+        f->sum = (f->sum ^ __atomic_load_n(p, __ATOMIC_RELAXED)) * 1099511628211ull;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[2], "barrier") && strcmp(argv[2], "nobarrier"))) {
+        fprintf(stderr, "usage: %s CYCLES barrier|nobarrier\n", argv[0]);
+        return 2;
+    }
+    long cycles = atol(argv[1]);
+    int expect_violations = strcmp(argv[2], "nobarrier") == 0;
+    fdr__section_no_barrier = expect_violations;
+    pthread_t th[WRITERS];
+    for (int i = 0; i < WRITERS; i++)
+        pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i);
+    /* wait until both writers exist */
+    for (;;) {
+        int n = 0;
+        pthread_mutex_lock(&fdr__writers_lock);
+        for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+            n++;
+        pthread_mutex_unlock(&fdr__writers_lock);
+        if (n >= WRITERS)
+            break;
+        sched_yield();
+    }
+    uint64_t t0 = now_ns();
+    long violations = 0, quiesce_failed = 0, cycle;
+    for (cycle = 0; cycle < cycles; cycle++) {
+        pthread_mutex_lock(&fdr__writers_lock);
+        if (fdr__section_quiesce() < 0) {
+            quiesce_failed++;
+            pthread_mutex_unlock(&fdr__writers_lock);
+            continue;
+        }
+        struct print a[WRITERS + 1], b[WRITERS + 1];
+        int n = 0;
+        for (struct fdr__writer *w = fdr__writers; w && n <= WRITERS; w = w->next)
+            fingerprint(w, &a[n++]);
+        /* a short wait: long enough for a writer that slipped through to
+         * finish its event (~20-100 ns), short enough for 1M cycles */
+        for (volatile int s = 0; s < 200; s++)
+            ;
+        n = 0;
+        for (struct fdr__writer *w = fdr__writers; w && n <= WRITERS; w = w->next)
+            fingerprint(w, &b[n++]);
+        for (int i = 0; i < n; i++)
+            if (memcmp(&a[i], &b[i], sizeof a[i]) != 0)
+                violations++;
+        fdr__section_resume();
+        pthread_mutex_unlock(&fdr__writers_lock);
+        if (expect_violations && violations >= 10)
+            break; /* shown; no need to go on */
+    }
+    double secs = (double)(now_ns() - t0) / 1e9;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    uint64_t total = 0;
+    for (int i = 0; i < WRITERS; i++) {
+        pthread_join(th[i], NULL);
+        total += written[i];
+    }
+    printf("%s: %ld quiesce cycles in %.2f s (%.2f us each), %ld violations, "
+           "%ld failed quiesces, %lu events attempted by the writers\n",
+           argv[2], cycle, secs, secs * 1e6 / (double)(cycle ? cycle : 1), violations,
+           quiesce_failed, (unsigned long)total);
+    if (total == 0) {
+        printf("FAIL: the writers did not run\n");
+        return 1;
+    }
+    if (quiesce_failed) {
+        printf("FAIL: quiesce failed\n");
+        return 1;
+    }
+    if (expect_violations ? violations == 0 : violations != 0) {
+        printf("FAIL: expected %s violations\n", expect_violations ? "some" : "no");
+        return 1;
+    }
+    return 0;
+}
