@@ -129,7 +129,7 @@ endforeach()
 add_dependencies(fdr-bench fdr-bench-count ${_fb_loads})
 
 add_test(NAME bench-quick
-         COMMAND fdr-bench --quick --out ${CMAKE_BINARY_DIR}/bench-quick.json)
+         COMMAND fdr-bench --quick --strict --out ${CMAKE_BINARY_DIR}/bench-quick.json)
 set_tests_properties(bench-quick PROPERTIES TIMEOUT 60)
 
 # The full run (minutes): cmake --build <dir> --target bench-run

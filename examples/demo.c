@@ -2,6 +2,7 @@
  *
  *     FDR_OUTPUT=/tmp/demo-trace ./demo && babeltrace2 /tmp/demo-trace
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 
@@ -10,6 +11,7 @@
 static void *worker(void *arg)
 {
     const char *name = arg;
+    pthread_setname_np(pthread_self(), name); /* shown in each packet */
     for (int i = 0; i < 3; i++)
         fdr_trace(demo, work, "who=%s step=%d ratio=%.2f", name, i, i / 3.0);
     return NULL;

@@ -114,3 +114,18 @@ char *fdr__buf_slot(const struct fdr__buf_hdr *h, uint64_t seq)
 {
     return (char *)h + FDR__BUF_HEADER + (size_t)(seq % h->n_packets) * h->packet_size;
 }
+
+void fdr__buf_forget_all(void)
+{
+    uint32_t n = count;
+    for (uint32_t i = 0; i < n; i++) {
+        munmap(all[i]->hdr, all[i]->hdr->size);
+        close(all[i]->fd);
+        if (all[i]->out_fd >= 0)
+            close(all[i]->out_fd);
+        free(all[i]);
+        all[i] = NULL;
+    }
+    __atomic_store_n(&count, 0, __ATOMIC_RELEASE);
+    free_list = NULL;
+}

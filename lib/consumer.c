@@ -24,6 +24,7 @@
  * FDR_FLUSH_MS. fdr__consumer_drain() is the same pass run by the caller
  * (flush, exit); a mutex keeps the two from writing at once. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -62,8 +63,8 @@ void fdr__consumer_kick(void)
 static void report(const char *what, int err)
 {
     if (!failed)
-        fdr__warn("cannot write the trace in %s: %s: %s", fdr__cfg.output, what,
-                  strerror(err));
+        fdr__warn("FDR_OUTPUT=\"%s\": cannot write the trace: %s: %s", fdr__cfg.output,
+                  what, strerror(err));
     failed = 1;
 }
 
@@ -200,12 +201,38 @@ static void *consumer_main(void *arg)
     return NULL;
 }
 
+/* 1 for the names of files fdr writes in a trace directory. */
+static int ours(const char *name)
+{
+    if (strcmp(name, "metadata") == 0 || strcmp(name, ".metadata.tmp") == 0)
+        return 1;
+    if (strncmp(name, "stream_", 7) != 0 || !name[7])
+        return 0;
+    for (const char *c = name + 7; *c; c++)
+        if (*c < '0' || *c > '9')
+            return 0;
+    return 1;
+}
+
+/* Creates FDR_OUTPUT, or empties it of an earlier trace: a stream file
+ * left by a run with more threads would otherwise be read as part of this
+ * trace. Only files named as fdr names them are removed. */
 int fdr__consumer_prepare(void)
 {
     if (mkdir(fdr__cfg.output, 0755) < 0 && errno != EEXIST) {
         report("mkdir", errno);
         return -errno;
     }
+    DIR *d = opendir(fdr__cfg.output);
+    if (!d) {
+        report("opendir", errno);
+        return -errno;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (ours(e->d_name))
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
     return 0;
 }
 
@@ -224,6 +251,12 @@ int fdr__consumer_start(void)
     pthread_setname_np(thread, "fdr-consumer");
     running = 1;
     return 0;
+}
+
+void fdr__consumer_forget(void)
+{
+    running = 0;
+    pthread_mutex_init(&pass_lock, NULL);
 }
 
 void fdr__consumer_stop(void)

@@ -352,9 +352,19 @@ static void dump(int sig, pid_t me)
             mkdir(crash_dir, 0755);
             r = fdr__snapshot_write_live(path);
         }
-        outs(r == 0 ? "fdr: crash snapshot (CTF) in " : "fdr: could not write the crash snapshot in ");
-        outs(r == 0 ? path : crash_dir);
-        outs("\n");
+        if (r == 0) {
+            outs("fdr: crash snapshot (CTF) in ");
+            outs(path);
+            outs("\n");
+        } else {
+            char num[24];
+            num[fdr__fmt_u64(num, (uint64_t)-r, 10, 0)] = 0;
+            outs("fdr: could not write the crash snapshot in ");
+            outs(crash_dir);
+            outs(" (errno ");
+            outs(num);
+            outs(")\n");
+        }
     }
     fdr__section_resume();
     if (locked)

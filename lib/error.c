@@ -16,6 +16,6 @@ const char *fdr_strerror(int err)
         FDR_ERRNO_MAP(FDR__ERR_CASE)
 #undef FDR__ERR_CASE
     default:
-        return "unknown error";
+        return strerror(err); /* other errno values, e.g. from open(2) */
     }
 }

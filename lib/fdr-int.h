@@ -105,6 +105,8 @@ FDR__HIDDEN struct fdr__buf *fdr__buf_at(uint32_t index);
 FDR__HIDDEN uint32_t fdr__buf_count(void);
 FDR__HIDDEN char *fdr__buf_slot(const struct fdr__buf_hdr *h, uint64_t seq);
 FDR__HIDDEN extern uint8_t fdr__trace_uuid[16];
+/* In a forked child: unmaps every buffer (they are the parent's). */
+FDR__HIDDEN void fdr__buf_forget_all(void);
 
 /* ---- writers: one per thread (writer.c) ---------------------------------- */
 
@@ -242,6 +244,7 @@ FDR__HIDDEN void fdr__print_event(const struct fdr__site *s, const char *payload
 
 FDR__HIDDEN int fdr__consumer_start(void);
 FDR__HIDDEN void fdr__consumer_stop(void);
+FDR__HIDDEN void fdr__consumer_forget(void); /* forked child: no thread */
 FDR__HIDDEN void fdr__consumer_kick(void);
 FDR__HIDDEN int fdr__consumer_drain(void);
 FDR__HIDDEN int fdr__metadata_write(const char *dir);
@@ -267,5 +270,6 @@ FDR__HIDDEN void fdr__tunables_apply(const struct fdr__rules *r, const char *ori
 /* Warns (once each) about values set for tunables nothing declared. */
 FDR__HIDDEN void fdr__tunables_check_unknown(void);
 FDR__HIDDEN void fdr__tunables_help(void);
+FDR__HIDDEN void fdr__tunables_fork(int done);
 
 #endif

@@ -59,8 +59,9 @@ static void carry_all_discards(uint64_t now)
     }
 }
 
-static void flush_all(int final)
+static int flush_all(int final)
 {
+    int r = 0;
     pthread_mutex_lock(&fdr__writers_lock);
     fdr__section_quiesce();
     uint64_t now = fdr__now();
@@ -75,7 +76,7 @@ static void flush_all(int final)
             if (h->produced - h->consumed > h->n_packets - 1)
                 h->consumed = h->produced - (h->n_packets - 1);
         }
-        fdr__consumer_drain();
+        r = fdr__consumer_drain();
     }
     if (final)
         __atomic_store_n(&fdr__enabled_default, 0, __ATOMIC_RELAXED);
@@ -85,7 +86,8 @@ static void flush_all(int final)
     /* Discard mode: the closed packets are published; writing them out
      * does not need the writers stopped. */
     if (fdr__cfg.mode == FDR__MODE_DISCARD)
-        fdr__consumer_drain();
+        r = fdr__consumer_drain();
+    return r;
 }
 
 static void at_exit(void)
@@ -103,8 +105,7 @@ int fdr_flush(void)
     fdr__init();
     if (!fdr__cfg.output[0])
         return -ENOTSUP;
-    flush_all(0);
-    return 0;
+    return flush_all(0);
 }
 
 static void fork_prepare(void)
@@ -121,14 +122,24 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-    /* The parent's writers and buffers stay the parent's. */
-    fdr__writers = NULL;
-    fdr__enabled_default = 0;
+    /* The parent's writers, rings and trace files stay the parent's: the
+     * child starts with new rings of its own, in memory (flight recorder,
+     * crash dumps, snapshots), and writes no trace to disk. */
+    fdr__pid = getpid();
+    for (struct fdr__writer *w = fdr__writers, *next; w; w = next) {
+        next = w->next;
+        if (w->self != &fdr__self)
+            free(w); /* its thread does not exist here */
+    }
     struct fdr__thread *t = &fdr__self;
+    free(t->writer);
     t->writer = NULL;
     t->pos = t->end = NULL;
-    t->enabled = 0;
+    fdr__writers = NULL;
+    fdr__buf_forget_all();
+    fdr__consumer_forget();
     fdr__cfg.output[0] = 0;
+    fdr__cfg.mode = FDR__MODE_OVERWRITE;
     pthread_mutex_unlock(&fdr__writers_lock);
     fdr__registry_unlock();
 }

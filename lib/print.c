@@ -55,7 +55,9 @@ static size_t line_prefix(char *out, uint64_t ts)
     n += fn;
     out[n++] = ' ';
     out[n++] = '[';
-    n += fdr__fmt_u64(out + n, (uint64_t)fdr__gettid(), 10, 0);
+    /* The writer caches the tid: no gettid system call per line. */
+    const struct fdr__writer *w = fdr__self.writer;
+    n += fdr__fmt_u64(out + n, (uint64_t)(w ? w->tid : fdr__gettid()), 10, 0);
     out[n++] = ']';
     out[n++] = ' ';
     return n;

@@ -76,6 +76,15 @@ static size_t n_uses, cap_uses;
 static struct fdr__tunable *const *ranges[256];
 static size_t n_ranges;
 
+/* Around fork() (control.c): 0 takes the lock, 1 releases it. */
+void fdr__tunables_fork(int done)
+{
+    if (done)
+        pthread_mutex_unlock(&lock);
+    else
+        pthread_mutex_lock(&lock);
+}
+
 static int find(const char *name)
 {
     for (uint32_t i = 0; i < n_entries; i++)

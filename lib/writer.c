@@ -47,6 +47,9 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 /* Scratch space for events that are printed but not recorded. */
 #define SCRATCH_SIZE (FDR_MAX_FIELDS * 4100 + 64)
 static __thread char scratch[SCRATCH_SIZE];
+/* Nested events discarded before the thread had a writer (signal handler
+ * during the thread's first event); moved to its buffer at creation. */
+static __thread uint64_t nested_early;
 
 static void writer_destructor(void *arg)
 {
@@ -92,6 +95,10 @@ static struct fdr__writer *writer_create(struct fdr__thread *t)
         fdr__writers->prev = w;
     fdr__writers = w;
     t->writer = w;
+    /* Events nested in this thread's first event before it had a buffer
+     * (flight-reentry test): counted now, in the first packet. */
+    __atomic_fetch_add(&w->buf->hdr->nested, nested_early, __ATOMIC_RELAXED);
+    nested_early = 0;
     __atomic_store_n(&t->enabled, __atomic_load_n(&fdr__enabled_default, __ATOMIC_RELAXED),
                      __ATOMIC_RELEASE);
     pthread_mutex_unlock(&fdr__writers_lock);
@@ -258,6 +265,8 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why)
          * section still belongs to the interrupted event: do not leave it. */
         if (w && w->buf)
             __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
+        else /* the interrupted event is this thread's first: no buffer yet */
+            nested_early++;
         *why = -EBUSY;
         return NULL;
     }
@@ -364,6 +373,18 @@ void fdr__writer_thread_exit(void)
         return;
     pthread_mutex_lock(&fdr__writers_lock);
     fdr__writer_close_packet(w, fdr__now());
+    /* The next new thread takes this buffer. If the consumer has fallen
+     * behind (a busy machine), the packets are written out now: short
+     * threads following one another through one buffer would otherwise
+     * fill it before the consumer runs, and lose events. The acquire pairs
+     * with the release store of `consumed` in the consumer. */
+    struct fdr__buf_hdr *h = w->buf->hdr;
+    if (h->mode == FDR__MODE_DISCARD &&
+        (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE)) * 2 >= h->n_packets) {
+        pthread_mutex_unlock(&fdr__writers_lock);
+        fdr__consumer_drain();
+        pthread_mutex_lock(&fdr__writers_lock);
+    }
     /* Report this thread's last discards. In discard mode the ring may be
      * full: give the consumer up to ~100 ms. Failing that, the count stays
      * in the buffer and its next packet (next thread, or exit) reports it. */

@@ -9,7 +9,7 @@ set(_core_src ${CMAKE_CURRENT_LIST_DIR})
 set(_core_out ${CMAKE_CURRENT_BINARY_DIR}/core)
 file(MAKE_DIRECTORY ${_core_out})
 
-foreach(p types accounting time threads exit)
+foreach(p types accounting time threads exit config fork)
   add_executable(core-${p} ${_core_src}/progs/core-${p}.c)
   target_link_libraries(core-${p} PRIVATE fdr Threads::Threads m)
 endforeach()
@@ -34,9 +34,44 @@ add_test(NAME core-threads
                  ${_core_out}/threads)
 set_tests_properties(core-threads PROPERTIES TIMEOUT 240)
 
+add_test(NAME core-fork
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-fork.py $<TARGET_FILE:core-fork>
+                 ${_core_out}/fork)
+set_tests_properties(core-fork PROPERTIES TIMEOUT 60)
+
 foreach(mode exit return _exit thread)
   add_test(NAME core-exit-${mode}
            COMMAND ${FDR_PYTHON} ${_core_src}/test-core-exit.py $<TARGET_FILE:core-exit>
                    ${_core_out}/exit-${mode} ${mode})
   set_tests_properties(core-exit-${mode} PROPERTIES TIMEOUT 60)
+endforeach()
+
+add_executable(core-cxx ${_core_src}/progs/core-cxx.cpp)
+target_link_libraries(core-cxx PRIVATE fdr Threads::Threads)
+set_target_properties(core-cxx PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                          CXX_EXTENSIONS OFF)
+add_test(NAME core-cxx
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-cxx.py $<TARGET_FILE:core-cxx>
+                 ${_core_out}/cxx)
+set_tests_properties(core-cxx PROPERTIES TIMEOUT 60)
+
+# Compile-time errors, with the build's compilers and with clang when found.
+add_test(NAME core-compile
+         COMMAND sh ${_core_src}/test-core-compile.sh ${CMAKE_C_COMPILER} ${CMAKE_CXX_COMPILER}
+                 ${_core_src}/../include ${_core_src}/compile)
+set_tests_properties(core-compile PROPERTIES TIMEOUT 120)
+find_program(FDR_CLANG clang)
+find_program(FDR_CLANGXX clang++)
+if(FDR_CLANG AND FDR_CLANGXX AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+  add_test(NAME core-compile-clang
+           COMMAND sh ${_core_src}/test-core-compile.sh ${FDR_CLANG} ${FDR_CLANGXX}
+                   ${_core_src}/../include ${_core_src}/compile)
+  set_tests_properties(core-compile-clang PROPERTIES TIMEOUT 120)
+endif()
+
+foreach(case buffer-size packet-size mode output-missing output-readonly output-file)
+  add_test(NAME core-config-${case}
+           COMMAND ${FDR_PYTHON} ${_core_src}/test-core-config.py $<TARGET_FILE:core-config>
+                   ${_core_out}/config-${case} ${case})
+  set_tests_properties(core-config-${case} PROPERTIES TIMEOUT 60)
 endforeach()

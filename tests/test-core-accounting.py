@@ -88,6 +88,4 @@ check(bad_order == 0, "%d events duplicated or out of order" % bad_order)
 check(sorted(set(thread_of.values())) == list(range(THREADS)),
       "threads seen: %s" % sorted(set(thread_of.values())))
 check(len(thread_of) == THREADS, "%d tids for %d threads" % (len(thread_of), THREADS))
-# Every thread's last event is recorded when its ring had room at exit;
-# the final sequence numbers at least must be plausible.
 c.finish()

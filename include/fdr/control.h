@@ -22,11 +22,17 @@ FDR_EXTERN int fdr_flush(void);
 
 /* Chooses the events printed live as text, with the syntax of FDR_TRACES
  * (docs/environment.md): e.g. "net:*,-net:rx". Takes effect at once for
- * every thread; replaces the previous choice. Malformed items are reported
- * on stderr, one line each, and skipped; the rest applies. */
+ * every thread; replaces the previous choice. Malformed items and patterns
+ * that match no known event are reported on stderr, one line each, and
+ * skipped; the rest applies. NAME=VALUE items set tunables (fdr/tunable.h);
+ * a spec made only of those (and "help") leaves the event choice as it was.
+ * "help" prints the events, tunables and syntax to stderr. */
 FDR_EXTERN int fdr_trace_set(const char *spec);
 
-/* The same for the events recorded (FDR_EVENTS). By default all are. */
+/* The same for the events recorded (FDR_EVENTS). By default (NULL, "", or
+ * a list whose first item is a '-' item) every event not switched off is
+ * recorded; a list that starts with a name ("net:*") records only what its
+ * items switch on. */
 FDR_EXTERN int fdr_record_set(const char *spec);
 
 /* One known event, as given to an fdr_event_cb. */

@@ -26,10 +26,12 @@ extern "C" {
     X(EIO, "input/output error")                                                         \
     X(EAGAIN, "try again")                                                               \
     X(ETIMEDOUT, "timed out")                                                            \
+    X(ERANGE, "value out of range")                                                            \
     X(ENODATA, "not recorded: the event or tracing is disabled")
 
 /* Returns a static string for an fdr error code (negative) or an errno
- * value (positive); never NULL. */
+ * value (positive); never NULL. Functions that touch files may also return
+ * other errno values (-EACCES, -ENOTDIR, ...); they are named too. */
 FDR_EXTERN const char *fdr_strerror(int err);
 
 #ifdef __cplusplus

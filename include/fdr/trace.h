@@ -73,6 +73,10 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
 
 #define FDR__TRACE(prov, ev, fnames, fmt, ...)                                           \
     do {                                                                                 \
+        /* First, so that a variable format reads this and not only the                  \
+         * syntax error of "" fmt below; "- 0" copes with an empty fmt. */               \
+        FDR__STATIC_ASSERT(__builtin_constant_p((fmt - 0)),                              \
+                           "fdr_trace: the format must be a string literal");            \
         FDR__STATIC_ASSERT(FDR__NARG(__VA_ARGS__) <= FDR_MAX_FIELDS,                     \
                            "fdr_trace: at most 12 fields");                              \
         FDR__EACH(FDR__CHECK_ITEM, __VA_ARGS__)                                          \

@@ -37,9 +37,16 @@ int main(void)
      * and the first packet all happen inside this call. */
     uint64_t rt = realtime_ns();
     fdr_trace(clk, first, "rt=%lu", rt);
+    /* The time after it: on a busy machine the thread may be preempted
+     * between the clock read and the event; the checker then accepts a
+     * timestamp inside [before, after] (see tests/test-core-time.py). */
+    rt = realtime_ns();
+    fdr_trace(clk, first_after, "rt=%lu", rt);
     sleep_ms(20);
     rt = realtime_ns();
     fdr_trace(clk, later, "rt=%lu", rt);
+    rt = realtime_ns();
+    fdr_trace(clk, later_after, "rt=%lu", rt);
     pthread_t t[2];
     for (unsigned i = 0; i < 2; i++)
         pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
@@ -49,5 +56,7 @@ int main(void)
     sleep_ms(200);
     rt = realtime_ns();
     fdr_trace(clk, last, "rt=%lu", rt);
+    rt = realtime_ns();
+    fdr_trace(clk, last_after, "rt=%lu", rt);
     return 0;
 }

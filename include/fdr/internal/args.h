@@ -101,9 +101,19 @@
 #else /* __cplusplus */
 #include <type_traits>
 
+/* An enumeration is recorded as its underlying type: std::is_signed is
+ * false for every enum type itself, which would store -3 as 4294967293. */
+template <typename T, bool = std::is_enum<T>::value> struct fdr__int_of {
+    using type = T;
+};
+template <typename T> struct fdr__int_of<T, true> {
+    using type = typename std::underlying_type<T>::type;
+};
+
 template <typename T> constexpr uint8_t fdr__type_of()
 {
     using U = typename std::decay<T>::type;
+    using I = typename fdr__int_of<U>::type;
     static_assert(!std::is_class<U>::value && !std::is_union<U>::value,
                   "fdr_trace: an argument is a class, struct or union; pass scalars, "
                   "pointers or strings");
@@ -118,10 +128,10 @@ template <typename T> constexpr uint8_t fdr__type_of()
            : std::is_pointer<U>::value                 ? FDR__T_PTR
            : std::is_same<U, std::nullptr_t>::value    ? FDR__T_PTR
            : (std::is_integral<U>::value || std::is_enum<U>::value)
-               ? (sizeof(U) == 1   ? (std::is_signed<U>::value ? FDR__T_I8 : FDR__T_U8)
-                  : sizeof(U) == 2 ? (std::is_signed<U>::value ? FDR__T_I16 : FDR__T_U16)
-                  : sizeof(U) == 4 ? (std::is_signed<U>::value ? FDR__T_I32 : FDR__T_U32)
-                                   : (std::is_signed<U>::value ? FDR__T_I64 : FDR__T_U64))
+               ? (sizeof(U) == 1   ? (std::is_signed<I>::value ? FDR__T_I8 : FDR__T_U8)
+                  : sizeof(U) == 2 ? (std::is_signed<I>::value ? FDR__T_I16 : FDR__T_U16)
+                  : sizeof(U) == 4 ? (std::is_signed<I>::value ? FDR__T_I32 : FDR__T_U32)
+                                   : (std::is_signed<I>::value ? FDR__T_I64 : FDR__T_U64))
                : FDR__T_PTR;
 }
 

@@ -1,0 +1,9 @@
+// The format must be a string literal in C++ too.
+// expect-gcc: fdr_trace: the format must be a string literal
+// expect-clang: fdr_trace: the format must be a string literal
+#include <fdr/fdr.h>
+
+void f(const char *fmt, int a)
+{
+    fdr_trace(cf, s, fmt, a);
+}

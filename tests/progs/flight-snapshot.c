@@ -1,0 +1,207 @@
+/* flight-snapshot.c - snapshots and the tracing-activity API, driven by
+ * tests/test-flight-snapshot.py.
+ *
+ *   flight-snapshot snap DIR1 DIR2
+ *       API checks (exit 1 with a message on failure), then two writer
+ *       threads "wa" and "wb" record load:ev seq=0..N-1 (enough to wrap
+ *       their rings), a thread "gone" records gone:ev k=0..49 and exits,
+ *       main records main:last v=777 and takes snapshot DIR1; then main
+ *       records main:more i=0..4 and main:after v=888 and takes snapshot
+ *       DIR2. Prints "N <n>" and "pid <pid>".
+ *   flight-snapshot wait
+ *       records sig:ev i=0..99, prints "ready", waits for EOF on stdin
+ *       (the driver sends the snapshot signal meanwhile).
+ *   flight-snapshot cost THREADS
+ *       THREADS threads fill their ring (FDR_BUFFER_SIZE), then prints the
+ *       time of one fdr_snapshot: "snapshot of T threads: X ms". */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fdr/fdr.h>
+
+#define N 20000
+
+static pthread_barrier_t start, snapped, more_done, snapped2;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "flight-snapshot: check failed: %s (line %d)\n", #cond,      \
+                    __LINE__);                                                           \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+
+static void *writer(void *arg)
+{
+    const char *who = arg;
+    pthread_setname_np(pthread_self(), who);
+    CHECK(fdr_thread_self() != NULL);
+    pthread_barrier_wait(&start);
+    for (unsigned seq = 0; seq < N; seq++)
+        fdr_trace(load, ev, "who=%s seq=%u sq=%llu", who, seq,
+                  (unsigned long long)seq * seq);
+    pthread_barrier_wait(&snapped); /* main: ready for snapshot 1 */
+    pthread_barrier_wait(&snapped); /* main: snapshot 1 taken */
+    pthread_barrier_wait(&more_done);
+    pthread_barrier_wait(&snapped2);
+    return NULL;
+}
+
+static void *gone(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "gone");
+    for (int k = 0; k < 50; k++)
+        fdr_trace(gone, ev, "k=%d", k);
+    return NULL;
+}
+
+static void api_checks(const char *dir)
+{
+    fdr_thread_t *self = fdr_thread_self();
+    CHECK(self != NULL);
+    CHECK(fdr_thread_self() == self);
+    CHECK(fdr_is_tracing_enabled());
+    CHECK(fdr_thread_is_tracing_enabled(self));
+    CHECK(!fdr_is_in_tracing_section(self));
+    volatile const uint32_t *in = fdr_is_in_tracing_section_ptr(self);
+    CHECK(in != NULL && *in == 0);
+    fdr_trace(api, before, "x=%d", 1);
+
+    fdr_set_tracing_enabled(false);
+    CHECK(!fdr_is_tracing_enabled());
+    fdr_trace(api, off, "x=%d", 2); /* not recorded, not counted */
+    fdr_set_tracing_enabled(true);
+    CHECK(fdr_is_tracing_enabled());
+
+    fdr_thread_set_tracing_enabled(self, false);
+    CHECK(!fdr_thread_is_tracing_enabled(self));
+    CHECK(fdr_is_tracing_enabled());
+    fdr_trace(api, thread_off, "x=%d", 3); /* not recorded */
+    fdr_thread_set_tracing_enabled(self, true);
+    CHECK(fdr_thread_is_tracing_enabled(self));
+    fdr_trace(api, on, "x=%d", 4);
+
+    /* bad inputs: an error code, never a crash */
+    CHECK(fdr_snapshot(NULL) == -EINVAL);
+    CHECK(fdr_snapshot("") == -EINVAL);
+    char file[4096];
+    snprintf(file, sizeof file, "%s.file", dir);
+    FILE *f = fopen(file, "w");
+    CHECK(f != NULL);
+    fclose(f);
+    CHECK(fdr_snapshot(file) == -ENOTDIR || fdr_snapshot(file) == -EEXIST);
+    unlink(file);
+    CHECK(fdr_snapshot("/proc/no-such-dir/x") < 0);
+    CHECK(fdr_snapshot_on_signal(SIGKILL, dir) == -EINVAL);
+    CHECK(fdr_snapshot_on_signal(SIGUSR2, NULL) == -EINVAL);
+    CHECK(fdr_snapshot_on_signal(-1, dir) == -EINVAL);
+    CHECK(fdr_snapshot_on_signal(0, NULL) == 0);
+    fdr_thread_set_tracing_enabled(NULL, false); /* ignored */
+    CHECK(!fdr_is_in_tracing_section(NULL));
+}
+
+static int snap(int argc, char **argv)
+{
+    if (argc != 4)
+        return 2;
+    api_checks(argv[2]);
+    pthread_barrier_init(&start, NULL, 3);
+    pthread_barrier_init(&snapped, NULL, 3);
+    pthread_barrier_init(&more_done, NULL, 3);
+    pthread_barrier_init(&snapped2, NULL, 3);
+    pthread_t a, b, g;
+    pthread_create(&a, NULL, writer, "wa");
+    pthread_create(&b, NULL, writer, "wb");
+    pthread_barrier_wait(&start); /* both writers own a buffer now */
+    pthread_create(&g, NULL, gone, NULL);
+    pthread_join(g, NULL);
+    pthread_barrier_wait(&snapped); /* writers done with 0..N-1 */
+    fdr_trace(main, last, "v=%d", 777);
+    int r = fdr_snapshot(argv[2]);
+    CHECK(r == 0);
+    pthread_barrier_wait(&snapped);
+    pthread_barrier_wait(&more_done);
+    for (int i = 0; i < 5; i++) /* main's ring does not wrap: snap2 is a superset */
+        fdr_trace(main, more, "i=%d", i);
+    fdr_trace(main, after, "v=%d", 888);
+    r = fdr_snapshot(argv[3]);
+    CHECK(r == 0);
+    pthread_barrier_wait(&snapped2);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    printf("N %d\npid %d\n", N, (int)getpid());
+    return 0;
+}
+
+static int wait_mode(void)
+{
+    for (int i = 0; i < 100; i++)
+        fdr_trace(sig, ev, "i=%d", i);
+    printf("ready\n");
+    fflush(stdout);
+    char buf[64];
+    while (fread(buf, 1, sizeof buf, stdin) > 0)
+        ;
+    return 0;
+}
+
+static pthread_barrier_t filled, measured;
+
+static void *filler(void *arg)
+{
+    (void)arg;
+    /* 40-byte events: 1 MiB holds about 26,000 */
+    for (unsigned i = 0; i < 100000; i++)
+        fdr_trace(cost, ev, "a=%u b=%u c=%llu", i, i * 2, (unsigned long long)i * 3);
+    pthread_barrier_wait(&filled);
+    pthread_barrier_wait(&measured);
+    return NULL;
+}
+
+static int cost(int argc, char **argv)
+{
+    int n = argc > 2 ? atoi(argv[2]) : 8;
+    if (n < 1 || n > 64)
+        return 2;
+    pthread_barrier_init(&filled, NULL, (unsigned)n + 1);
+    pthread_barrier_init(&measured, NULL, (unsigned)n + 1);
+    pthread_t th[64];
+    for (int i = 0; i < n; i++)
+        pthread_create(&th[i], NULL, filler, NULL);
+    pthread_barrier_wait(&filled);
+    char dir[] = "/tmp/fdr-snapshot-cost-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int r = fdr_snapshot(dir);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CHECK(r == 0);
+    pthread_barrier_wait(&measured);
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    printf("snapshot of %d threads: %.3f ms\n", n,
+           (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    printf("dir %s\n", dir);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "snap") == 0)
+        return snap(argc, argv);
+    if (argc == 2 && strcmp(argv[1], "wait") == 0)
+        return wait_mode();
+    if (argc >= 2 && strcmp(argv[1], "cost") == 0)
+        return cost(argc, argv);
+    fprintf(stderr, "usage: %s snap DIR1 DIR2 | wait | cost [THREADS]\n", argv[0]);
+    return 2;
+}
