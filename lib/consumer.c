@@ -246,7 +246,14 @@ int fdr__consumer_start(void)
         report("access", errno);
         return -errno;
     }
-    if (pthread_create(&thread, NULL, consumer_main, NULL) != 0)
+    /* Created with every signal blocked, so that none of the program's
+     * handlers ever runs in it, not even before consumer_main starts. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int e = pthread_create(&thread, NULL, consumer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e != 0)
         return -EAGAIN;
     pthread_setname_np(thread, "fdr-consumer");
     running = 1;

@@ -295,9 +295,6 @@ static void trigger_handler(int sig)
 static void *helper_main(void *arg)
 {
     (void)arg;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
     uint32_t done = 0;
     long count = 0;
     for (;;) {
@@ -356,7 +353,12 @@ static int on_signal(int sig, const char *dir)
             pthread_attr_t a;
             pthread_attr_init(&a);
             pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+            /* every signal blocked from its first instruction on */
+            sigset_t all, old;
+            sigfillset(&all);
+            pthread_sigmask(SIG_BLOCK, &all, &old);
             int e = pthread_create(&th, &a, helper_main, NULL);
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
             pthread_attr_destroy(&a);
             if (e != 0) {
                 r = -EAGAIN;

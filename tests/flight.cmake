@@ -26,20 +26,25 @@ if(FDR_SANITIZE MATCHES undefined)
   target_compile_options(flight-crash PRIVATE -fno-sanitize=undefined)
 endif()
 
-if(FDR_SANITIZE)
-  set(_fl_cycles 100000)
+if(FDR_SANITIZE MATCHES thread)
+  set(_fl_cycles 20000)   # ~4 ms a cycle under TSan
+  set(_fl_sig_cycles 3000)
+elseif(FDR_SANITIZE)
+  set(_fl_cycles 100000)  # ~100 us a cycle under ASan
+  set(_fl_sig_cycles 10000)
 else()
-  set(_fl_cycles 1000000)
+  set(_fl_cycles 1000000) # ~50 us a cycle: ~50 s
+  set(_fl_sig_cycles 30000)
 endif()
 add_test(NAME flight-stress COMMAND test-flight-stress ${_fl_cycles} barrier 90)
 set_tests_properties(flight-stress PROPERTIES TIMEOUT 150)
 # The fallback barrier (signals instead of membarrier), fewer cycles: each
 # costs two signal deliveries.
-add_test(NAME flight-stress-signal COMMAND test-flight-stress 30000 barrier 90)
+add_test(NAME flight-stress-signal COMMAND test-flight-stress ${_fl_sig_cycles} barrier 90)
 set_tests_properties(flight-stress-signal PROPERTIES TIMEOUT 150
                      ENVIRONMENT "FDR_SECTION_BARRIER=signal")
 if(NOT FDR_SANITIZE MATCHES thread)
-  add_test(NAME flight-stress-nobarrier COMMAND test-flight-stress ${_fl_cycles} nobarrier 90)
+  add_test(NAME flight-stress-nobarrier COMMAND test-flight-stress ${_fl_cycles} nobarrier 60)
   set_tests_properties(flight-stress-nobarrier PROPERTIES TIMEOUT 150)
 endif()
 

@@ -46,6 +46,8 @@ def run(kind, **env):
     e["ASAN_OPTIONS"] = (e.get("ASAN_OPTIONS", "") + ":handle_segv=0:handle_abort=0:"
                          "handle_sigfpe=0:handle_sigbus=0:handle_sigill=0:"
                          "detect_stack_use_after_return=0:use_sigaltstack=0").lstrip(":")
+    e["TSAN_OPTIONS"] = (e.get("TSAN_OPTIONS", "") + ":handle_segv=0:handle_sigbus=0:"
+                         "handle_abort=0:handle_sigill=0:handle_sigfpe=0").lstrip(":")
     e.update(env)
     p = subprocess.run([PROG, kind], env=e, capture_output=True, text=True,
                        preexec_fn=no_core, timeout=60)

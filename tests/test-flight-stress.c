@@ -140,7 +140,7 @@ int main(int argc, char **argv)
                 violations++;
         fdr__section_resume();
         pthread_mutex_unlock(&fdr__writers_lock);
-        if (expect_violations && violations >= 10)
+        if (expect_violations && violations >= 3)
             break; /* shown; no need to go on */
         if ((cycle & 1023) == 1023 && (double)(now_ns() - t0) / 1e9 > max_secs)
             break;

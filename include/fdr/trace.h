@@ -88,10 +88,12 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
             "" fmt,          fnames,          __FILE__,                                  \
             FDR__TYPES(__VA_ARGS__)};                                                    \
         FDR__SITE_LIST(fdr__site_);                                                      \
-        if (__builtin_expect(fdr__site_state(&fdr__site_) != 0, 0)) {                    \
+        uint8_t fdr__st = fdr__site_state(&fdr__site_);                                  \
+        if (__builtin_expect(fdr__st != 0, 0)) {                                         \
             FDR__EACH(FDR__BIND_ITEM, __VA_ARGS__)                                       \
             char *fdr__p =                                                               \
-                fdr__reserve(&fdr__site_, 0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__));     \
+                fdr__reserve(&fdr__site_, fdr__st,                                       \
+                             0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__));                  \
             if (fdr__p) {                                                                \
                 FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                    \
                 fdr__commit(fdr__p);                                                     \

@@ -16,6 +16,7 @@
  *       time of one fdr_snapshot: "snapshot of T threads: X ms". */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -148,9 +149,14 @@ static int wait_mode(void)
         fdr_trace(sig, ev, "i=%d", i);
     printf("ready\n");
     fflush(stdout);
+    /* poll with a short timeout, then read: under TSan a signal is only
+     * handled at such points, not inside a buffered fread */
     char buf[64];
-    while (fread(buf, 1, sizeof buf, stdin) > 0)
-        ;
+    for (;;) {
+        struct pollfd pfd = {0, POLLIN, 0};
+        if (poll(&pfd, 1, 10) == 1 && read(0, buf, sizeof buf) <= 0)
+            break;
+    }
     return 0;
 }
 

@@ -136,10 +136,11 @@ static inline uint64_t fdr__now(void)
 }
 
 /* Enters the tracing section and reserves room for an event of `payload`
- * bytes. Returns where the payload goes, or NULL when the event is not
+ * bytes. `state` is the site state the caller just loaded (not reloaded
+ * here: the compiler barrier would force a second load). Returns where the payload goes, or NULL when the event is not
  * recorded (the slow path has then counted it as discarded where it should
  * and left the section). */
-static inline char *fdr__reserve(struct fdr__site *s, size_t payload)
+static inline char *fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload)
 {
     struct fdr__thread *t = &fdr__self;
     uint32_t nested = t->in_section;
@@ -155,7 +156,7 @@ static inline char *fdr__reserve(struct fdr__site *s, size_t payload)
     char *p = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
     char *e = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
     size_t total = payload + FDR__EVENT_HEADER_SIZE;
-    if (__builtin_expect(nested | (fdr__site_state(s) ^ FDR__S_RECORD) | (go ^ 1u) |
+    if (__builtin_expect(nested | (state ^ FDR__S_RECORD) | (go ^ 1u) |
                              ((size_t)(e - p) < total),
                          0)) {
         if (nested) /* the interrupted event still owns the section */
