@@ -164,13 +164,14 @@ static int pass_locked(void)
     return r;
 }
 
-int fdr__consumer_drain(void)
+int fdr__consumer_drain(int refresh)
 {
     if (!fdr__cfg.output[0])
         return -ENOTSUP;
     pthread_mutex_lock(&pass_lock);
     int r = pass_locked();
-    metadata_gen = (uint64_t)-1; /* refresh the clock calibration too */
+    if (refresh)
+        metadata_gen = (uint64_t)-1; /* rewrite: newer clock calibration */
     if (ensure_metadata() < 0)
         r = -EIO;
     pthread_mutex_unlock(&pass_lock);

@@ -241,15 +241,7 @@ static void print_entry(const struct entry *e)
     size_t n = 0;
     memcpy(line, "fdr: ", 5);
     n = 5;
-    uint64_t ns = fdr__clock_to_ns_since_start(e->ts);
-    n += fdr__fmt_u64(line + n, ns / 1000000000u, 10, 0);
-    line[n++] = '.';
-    char frac[24];
-    size_t fl = fdr__fmt_u64(frac, ns % 1000000000u, 10, 0);
-    for (size_t i = fl; i < 9; i++)
-        line[n++] = '0';
-    memcpy(line + n, frac, fl);
-    n += fl;
+    n += fdr__fmt_seconds(line + n, fdr__clock_to_ns_since_start(e->ts));
     line[n++] = ' ';
     line[n++] = '[';
     n += fdr__fmt_u64(line + n, e->tid, 10, 0);

@@ -229,6 +229,8 @@ FDR__HIDDEN size_t fdr__format_payload(char *out, size_t cap, const struct fdr__
 FDR__HIDDEN size_t fdr__payload_size(const struct fdr__class *c, const char *payload,
                                      size_t len);
 FDR__HIDDEN size_t fdr__fmt_u64(char *out, uint64_t v, unsigned base, int upper);
+/* "S.NNNNNNNNN" (seconds, nine decimals) for ns; no NUL; returns length. */
+FDR__HIDDEN size_t fdr__fmt_seconds(char *out, uint64_t ns);
 
 /* ---- live printing (print.c) ---------------------------------------------- */
 
@@ -246,7 +248,9 @@ FDR__HIDDEN int fdr__consumer_start(void);
 FDR__HIDDEN void fdr__consumer_stop(void);
 FDR__HIDDEN void fdr__consumer_forget(void); /* forked child: no thread */
 FDR__HIDDEN void fdr__consumer_kick(void);
-FDR__HIDDEN int fdr__consumer_drain(void);
+/* Writes out every complete packet now; with refresh, rewrites the
+ * metadata too (its clock calibration improves with time). */
+FDR__HIDDEN int fdr__consumer_drain(int refresh);
 FDR__HIDDEN int fdr__metadata_write(const char *dir);
 FDR__HIDDEN int fdr__consumer_prepare(void); /* creates FDR_OUTPUT */
 

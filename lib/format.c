@@ -55,6 +55,18 @@ size_t fdr__fmt_u64(char *out, uint64_t v, unsigned base, int upper)
     return n;
 }
 
+size_t fdr__fmt_seconds(char *out, uint64_t ns)
+{
+    size_t n = fdr__fmt_u64(out, ns / 1000000000u, 10, 0);
+    out[n++] = '.';
+    char frac[24];
+    size_t fl = fdr__fmt_u64(frac, ns % 1000000000u, 10, 0);
+    for (size_t i = fl; i < 9; i++)
+        out[n++] = '0';
+    memcpy(out + n, frac, fl);
+    return n + fl;
+}
+
 struct spec {
     int left, zero, plus, space, alt;
     int width, prec; /* -1 when absent */

@@ -54,7 +54,7 @@ static void carry_all_discards(uint64_t now)
                           : fdr__buf_carry_discards(b, now);
             if (r != -ENOSPC)
                 break;
-            fdr__consumer_drain();
+            fdr__consumer_drain(0);
         }
     }
 }
@@ -63,7 +63,13 @@ static int flush_all(int final)
 {
     int r = 0;
     pthread_mutex_lock(&fdr__writers_lock);
-    fdr__section_quiesce();
+    if (fdr__section_quiesce() < 0) {
+        /* A writer could not be stopped (signal fallback, signal blocked):
+         * its packet may be changing, so nothing is closed. */
+        pthread_mutex_unlock(&fdr__writers_lock);
+        fdr__warn("flush: a thread could not be stopped; its events are not written");
+        return -ETIMEDOUT;
+    }
     uint64_t now = fdr__now();
     for (struct fdr__writer *w = fdr__writers; w; w = w->next)
         fdr__writer_close_packet(w, now);
@@ -76,7 +82,7 @@ static int flush_all(int final)
             if (h->produced - h->consumed > h->n_packets - 1)
                 h->consumed = h->produced - (h->n_packets - 1);
         }
-        r = fdr__consumer_drain();
+        r = fdr__consumer_drain(1);
     }
     if (final)
         __atomic_store_n(&fdr__enabled_default, 0, __ATOMIC_RELAXED);
@@ -86,7 +92,7 @@ static int flush_all(int final)
     /* Discard mode: the closed packets are published; writing them out
      * does not need the writers stopped. */
     if (fdr__cfg.mode == FDR__MODE_DISCARD)
-        r = fdr__consumer_drain();
+        r = fdr__consumer_drain(1);
     return r;
 }
 

@@ -44,15 +44,7 @@ void fdr__print_open(void)
 /* Builds "<sec>.<ns9> [tid] " at out; returns its length. */
 static size_t line_prefix(char *out, uint64_t ts)
 {
-    uint64_t ns = fdr__clock_to_ns_since_start(ts);
-    size_t n = fdr__fmt_u64(out, ns / 1000000000u, 10, 0);
-    out[n++] = '.';
-    char frac[24];
-    size_t fn = fdr__fmt_u64(frac, ns % 1000000000u, 10, 0);
-    for (size_t i = fn; i < 9; i++)
-        out[n++] = '0';
-    memcpy(out + n, frac, fn);
-    n += fn;
+    size_t n = fdr__fmt_seconds(out, fdr__clock_to_ns_since_start(ts));
     out[n++] = ' ';
     out[n++] = '[';
     /* The writer caches the tid: no gettid system call per line. */

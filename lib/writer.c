@@ -382,7 +382,7 @@ void fdr__writer_thread_exit(void)
     if (h->mode == FDR__MODE_DISCARD &&
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE)) * 2 >= h->n_packets) {
         pthread_mutex_unlock(&fdr__writers_lock);
-        fdr__consumer_drain();
+        fdr__consumer_drain(0);
         pthread_mutex_lock(&fdr__writers_lock);
     }
     /* Report this thread's last discards. In discard mode the ring may be

@@ -43,7 +43,12 @@ set_tests_properties(flight-stress PROPERTIES TIMEOUT 150)
 add_test(NAME flight-stress-signal COMMAND test-flight-stress ${_fl_sig_cycles} barrier 90)
 set_tests_properties(flight-stress-signal PROPERTIES TIMEOUT 150
                      ENVIRONMENT "FDR_SECTION_BARRIER=signal")
-if(NOT FDR_SANITIZE MATCHES thread)
+# The run without the barrier shows the stress test can fail: a race that
+# needs the writer's store and the controller's load to cross in the store
+# buffer. Sanitizers slow the writer so much that the window rarely opens
+# (0 in 100,000 cycles under ASan) and TSan reports the race itself; it is
+# meaningful in the normal build only.
+if(NOT FDR_SANITIZE)
   add_test(NAME flight-stress-nobarrier COMMAND test-flight-stress ${_fl_cycles} nobarrier 60)
   set_tests_properties(flight-stress-nobarrier PROPERTIES TIMEOUT 150)
 endif()
