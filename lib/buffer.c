@@ -3,9 +3,10 @@
  * Layout of one buffer (one memfd mapping, no pointers inside, so that a
  * daemon can allocate it and map it at another address):
  *
- *   offset 0      struct fdr__buf_hdr   geometry, then three cache lines:
- *                                       writer (produced, discarded),
- *                                       nested discards, reader (consumed)
+ *   offset 0      struct fdr__buf_hdr   geometry, then two cache lines:
+ *                                       writer (produced, discarded, nested
+ *                                       and paused discards, reported),
+ *                                       reader (consumed)
  *   offset 4096   packet 0              FDR_PACKET_SIZE bytes each
  *                 packet 1
  *                 ...

@@ -443,8 +443,14 @@ static int parse_signals(const char *s, uint8_t set[NSIG])
 void fdr__crash_init(void)
 {
     const char *on = getenv("FDR_CRASH");
-    if (on && strcmp(on, "0") == 0)
-        return;
+    if (on && *on) {
+        if (!strcmp(on, "0") || !strcmp(on, "off") || !strcmp(on, "no") ||
+            !strcmp(on, "false"))
+            return;
+        if (strcmp(on, "1") && strcmp(on, "on") && strcmp(on, "yes") && strcmp(on, "true"))
+            fdr__warn("FDR_CRASH=\"%s\" is not valid (0/off or 1/on); crash dumps stay on",
+                      on);
+    }
     uint8_t set[NSIG] = {0};
     const char *sigs = getenv("FDR_CRASH_SIGNALS");
     const char *def = "SEGV,BUS,ILL,FPE,ABRT";

@@ -13,10 +13,11 @@
  * writes everything out: through the consumer in discard mode, or the
  * newest packets of each ring in overwrite mode.
  *
- * After fork() only the forking thread exists in the child and the
- * parent's trace files are not the child's: the child drops the parent's
- * writers and records nothing (the daemon, later, gives it buffers of its
- * own). */
+ * After fork() only the forking thread exists in the child, and the
+ * parent's rings (MAP_SHARED) and trace files are not the child's: the
+ * child drops the parent's writers, unmaps the rings and records into new
+ * rings of its own, in memory (flight recorder), writing nothing to disk.
+ * (With the daemon, the child will get new buffers from it.) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -169,8 +170,11 @@ static void init_once(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);
     if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_DISCARD &&
-        fdr__consumer_start() < 0)
+        fdr__consumer_start() < 0) {
+        /* No trace on disk (reported): keep the newest events in memory. */
         fdr__cfg.output[0] = 0;
+        fdr__cfg.mode = FDR__MODE_OVERWRITE;
+    }
     else if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_OVERWRITE)
         fdr__consumer_prepare();
     fdr__flight_init(); /* crash handlers, snapshot signal (snapshot.c) */

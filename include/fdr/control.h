@@ -15,7 +15,9 @@ extern "C" {
 #endif
 
 /* Writes every event recorded so far to the trace (FDR_OUTPUT), including
- * each thread's partially filled packet, and waits until it is on disk.
+ * each thread's partially filled packet, and waits until it is written to
+ * the stream files (write(2): in the page cache, no fsync). Returns -EIO
+ * when a write failed (also reported on stderr).
  * Recording goes on afterwards. Returns -ENOTSUP when no trace is being
  * written to disk. Call it before _exit(), which skips exit handlers. */
 FDR_EXTERN int fdr_flush(void);

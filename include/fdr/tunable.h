@@ -143,7 +143,7 @@ FDR_EXTERN int fdr_tunable_set_double(const char *name, double value);
  * Returns 0, -EINVAL or -ENOENT. */
 FDR_EXTERN int fdr_tunable_get(const char *name, fdr_tunable_info_t *info);
 
-/* Calls cb once per declared tunable, in order of declaration. cb must not
+/* Calls cb once per declared tunable, in registration order. cb must not
  * call back into fdr's control functions. */
 FDR_EXTERN int fdr_tunable_list(fdr_tunable_cb cb, void *arg);
 
