@@ -104,17 +104,17 @@ void fdr__config_load(void)
         else if (strcmp(mode, "overwrite") == 0)
             fdr__cfg.mode = FDR__MODE_OVERWRITE;
         else
-            fdr__warn("FDR_MODE=\"%s\" is not valid (discard or overwrite); using %s", mode,
-                      fdr__cfg.mode == FDR__MODE_DISCARD ? "discard" : "overwrite");
+            fdr__warn("FDR_MODE=\"%s\" is not valid (discard or overwrite); using %s",
+                      mode, fdr__cfg.mode == FDR__MODE_DISCARD ? "discard" : "overwrite");
     }
     fdr__cfg.packet_size = size_var("FDR_PACKET_SIZE", 64 * 1024, 4096, 16 << 20, 1);
     /* Writing to disk needs room to ride out stalls of write(2) (dirty page
      * throttling): 8 MiB holds ~0.05 s of events at 10 million per second.
      * Pages are touched only as the ring is filled. */
-    uint32_t def_buf = fdr__cfg.mode == FDR__MODE_DISCARD && fdr__cfg.output[0] ? 8u << 20
-                                                                               : 1u << 20;
-    fdr__cfg.buffer_size = size_var("FDR_BUFFER_SIZE", def_buf, 2LL * fdr__cfg.packet_size,
-                                    1LL << 31, 0);
+    uint32_t def_buf =
+        fdr__cfg.mode == FDR__MODE_DISCARD && fdr__cfg.output[0] ? 8u << 20 : 1u << 20;
+    fdr__cfg.buffer_size =
+        size_var("FDR_BUFFER_SIZE", def_buf, 2LL * fdr__cfg.packet_size, 1LL << 31, 0);
     fdr__cfg.string_max = size_var("FDR_STRING_MAX", 256, 8, 4096, 0);
     fdr__string_max = fdr__cfg.string_max;
     fdr__cfg.flush_ms = size_var("FDR_FLUSH_MS", 100, 1, 60000, 0);

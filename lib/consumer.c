@@ -122,8 +122,8 @@ static int write_packet(struct fdr__buf *b, const char *slot)
     struct fdr__pkt hdr;
     memcpy(&hdr, slot, sizeof hdr);
     uint64_t bytes = hdr.content_size / 8;
-    if (hdr.magic != FDR__CTF_MAGIC || hdr.content_size % 8 ||
-        bytes < sizeof hdr || bytes > b->hdr->packet_size)
+    if (hdr.magic != FDR__CTF_MAGIC || hdr.content_size % 8 || bytes < sizeof hdr ||
+        bytes > b->hdr->packet_size)
         return 0;
     if (b->out_fd < 0) {
         char path[PATH_MAX + 32];

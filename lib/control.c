@@ -308,7 +308,8 @@ static void print_help(void)
     fprintf(stderr, "events (R recorded, P printed):%s\n", k.n ? "" : " none");
     for (size_t i = 0; i < k.n; i++) {
         const struct fdr__site *s = k.ev[i].site;
-        fprintf(stderr, "  %c%c %s:%s  \"%s\"\n", (k.ev[i].state & FDR__S_RECORD) ? 'R' : '-',
+        fprintf(stderr, "  %c%c %s:%s  \"%s\"\n",
+                (k.ev[i].state & FDR__S_RECORD) ? 'R' : '-',
                 (k.ev[i].state & FDR__S_PRINT) ? 'P' : '-', s->provider, s->event,
                 s->format ? s->format : "");
     }

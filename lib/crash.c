@@ -52,9 +52,9 @@
 static int crash_on;
 static unsigned crash_events = 32;
 static char crash_dir[PATH_MAX - 64];
-static uint8_t crash_sig[NSIG];            /* 1: handled */
-static struct sigaction crash_old[NSIG];    /* previous actions */
-static __thread void *alt_stack;            /* ours, or NULL */
+static uint8_t crash_sig[NSIG];          /* 1: handled */
+static struct sigaction crash_old[NSIG]; /* previous actions */
+static __thread void *alt_stack;         /* ours, or NULL */
 
 /* ---- per-thread alternate stacks ------------------------------------------- */
 
@@ -118,14 +118,22 @@ static void outs(const char *s)
 static const char *sig_name(int sig)
 {
     switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGILL: return "SIGILL";
-    case SIGFPE: return "SIGFPE";
-    case SIGABRT: return "SIGABRT";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGSYS: return "SIGSYS";
-    default: return NULL;
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGBUS:
+        return "SIGBUS";
+    case SIGILL:
+        return "SIGILL";
+    case SIGFPE:
+        return "SIGFPE";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGTRAP:
+        return "SIGTRAP";
+    case SIGSYS:
+        return "SIGSYS";
+    default:
+        return NULL;
     }
 }
 
@@ -187,12 +195,14 @@ static void collect_buffer(struct fdr__buf *b, const char *pos, size_t want)
     uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
     /* Newest first: the open packet (sequence `produced`), then closed ones
      * as long as their slot still holds them. */
-    uint64_t oldest = produced >= h->n_packets ? produced - h->n_packets + (pos ? 1 : 0) : 0;
+    uint64_t oldest =
+        produced >= h->n_packets ? produced - h->n_packets + (pos ? 1 : 0) : 0;
     const char *slots[64];
     uint64_t sizes[64];
     size_t counts[64], ns = 0;
     size_t have = 0;
-    for (uint64_t seq = produced + (pos ? 1 : 0); seq-- > oldest && have < want && ns < 64;) {
+    for (uint64_t seq = produced + (pos ? 1 : 0);
+         seq-- > oldest && have < want && ns < 64;) {
         const char *pkt = fdr__buf_slot(h, seq);
         const struct fdr__pkt *ph = (const struct fdr__pkt *)pkt;
         uint64_t bytes;
@@ -302,7 +312,8 @@ static void dump(int sig, pid_t me)
 
     int locked = 0;
     uint64_t deadline = mono_ns() + 100000000u;
-    while (!(locked = pthread_mutex_trylock(&fdr__writers_lock) == 0) && mono_ns() < deadline) {
+    while (!(locked = pthread_mutex_trylock(&fdr__writers_lock) == 0) &&
+           mono_ns() < deadline) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
@@ -447,9 +458,10 @@ void fdr__crash_init(void)
         if (!strcmp(on, "0") || !strcmp(on, "off") || !strcmp(on, "no") ||
             !strcmp(on, "false"))
             return;
-        if (strcmp(on, "1") && strcmp(on, "on") && strcmp(on, "yes") && strcmp(on, "true"))
-            fdr__warn("FDR_CRASH=\"%s\" is not valid (0/off or 1/on); crash dumps stay on",
-                      on);
+        if (strcmp(on, "1") && strcmp(on, "on") && strcmp(on, "yes") &&
+            strcmp(on, "true"))
+            fdr__warn(
+                "FDR_CRASH=\"%s\" is not valid (0/off or 1/on); crash dumps stay on", on);
     }
     uint8_t set[NSIG] = {0};
     const char *sigs = getenv("FDR_CRASH_SIGNALS");

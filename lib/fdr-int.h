@@ -35,10 +35,10 @@ FDR__HIDDEN void fdr__warn(const char *fmt, ...) __attribute__((format(printf, 1
 /* ---- clock (clock.c) ----------------------------------------------------- */
 
 struct fdr__clock_params {
-    uint64_t freq;      /* Hz */
-    int64_t offset_s;   /* seconds from the epoch at clock value 0 */
-    uint64_t offset;    /* plus this many cycles */
-    uint64_t start;     /* clock value when the library started */
+    uint64_t freq;    /* Hz */
+    int64_t offset_s; /* seconds from the epoch at clock value 0 */
+    uint64_t offset;  /* plus this many cycles */
+    uint64_t start;   /* clock value when the library started */
 };
 FDR__HIDDEN void fdr__clock_init(void);
 FDR__HIDDEN void fdr__clock_params(struct fdr__clock_params *p);
@@ -95,12 +95,12 @@ struct fdr__buf {
     int fd;
     uint32_t index;
     struct fdr__buf *next_free;
-    int out_fd;              /* stream file, consumer only */
-    uint64_t out_written;    /* packets written, consumer only */
+    int out_fd;           /* stream file, consumer only */
+    uint64_t out_written; /* packets written, consumer only */
 };
 
-FDR__HIDDEN struct fdr__buf *fdr__buf_get(void);    /* from the pool or new */
-FDR__HIDDEN void fdr__buf_put(struct fdr__buf *b);  /* back to the pool */
+FDR__HIDDEN struct fdr__buf *fdr__buf_get(void);   /* from the pool or new */
+FDR__HIDDEN void fdr__buf_put(struct fdr__buf *b); /* back to the pool */
 FDR__HIDDEN struct fdr__buf *fdr__buf_at(uint32_t index);
 FDR__HIDDEN uint32_t fdr__buf_count(void);
 FDR__HIDDEN char *fdr__buf_slot(const struct fdr__buf_hdr *h, uint64_t seq);
@@ -113,11 +113,11 @@ FDR__HIDDEN void fdr__buf_forget_all(void);
 struct fdr__writer {
     struct fdr__thread *self; /* the thread's TLS block */
     struct fdr__buf *buf;
-    struct fdr__pkt *pkt;     /* current packet, NULL when none is open */
+    struct fdr__pkt *pkt; /* current packet, NULL when none is open */
     pid_t tid;
     struct fdr__writer *next, *prev;
-    uint32_t user_enabled;    /* fdr_thread_set_tracing_enabled; under the lock */
-    uint32_t barrier_ack;     /* section.c signal barrier: last round answered */
+    uint32_t user_enabled; /* fdr_thread_set_tracing_enabled; under the lock */
+    uint32_t barrier_ack;  /* section.c signal barrier: last round answered */
 };
 
 FDR__HIDDEN extern pthread_mutex_t fdr__writers_lock;
@@ -164,7 +164,7 @@ FDR__HIDDEN int fdr__section_quiesce_unlocked(const struct fdr__writer *self,
 
 /* ---- flight recorder (snapshot.c, crash.c) -------------------------------- */
 
-FDR__HIDDEN void fdr__flight_init(void);   /* from init_once: env, handlers */
+FDR__HIDDEN void fdr__flight_init(void);       /* from init_once: env, handlers */
 FDR__HIDDEN void fdr__crash_thread_init(void); /* alternate stack, writer creation */
 FDR__HIDDEN void fdr__crash_thread_exit(void);
 FDR__HIDDEN void fdr__crash_init(void);

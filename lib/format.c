@@ -80,8 +80,8 @@ static void pad(struct out *o, int n, char c)
 }
 
 /* Emits sign/prefix + body with the spec's width and flags. */
-static void emit(struct out *o, const struct spec *sp, const char *prefix, const char *body,
-                 size_t blen, int numeric)
+static void emit(struct out *o, const struct spec *sp, const char *prefix,
+                 const char *body, size_t blen, int numeric)
 {
     size_t plen = strlen(prefix);
     int fill = sp->width - (int)(plen + blen);
@@ -257,13 +257,22 @@ static void emit_double(struct out *o, const struct spec *sp, double v)
 static size_t field_size(uint8_t type, const char *p, size_t left)
 {
     switch (type) {
-    case FDR__T_BOOL: case FDR__T_CHAR: case FDR__T_I8: case FDR__T_U8:
+    case FDR__T_BOOL:
+    case FDR__T_CHAR:
+    case FDR__T_I8:
+    case FDR__T_U8:
         return 1;
-    case FDR__T_I16: case FDR__T_U16:
+    case FDR__T_I16:
+    case FDR__T_U16:
         return 2;
-    case FDR__T_I32: case FDR__T_U32: case FDR__T_F32:
+    case FDR__T_I32:
+    case FDR__T_U32:
+    case FDR__T_F32:
         return 4;
-    case FDR__T_I64: case FDR__T_U64: case FDR__T_F64: case FDR__T_PTR:
+    case FDR__T_I64:
+    case FDR__T_U64:
+    case FDR__T_F64:
+    case FDR__T_PTR:
         return 8;
     case FDR__T_STR: {
         const char *z = memchr(p, 0, left);
@@ -296,8 +305,16 @@ size_t fdr__payload_size(const struct fdr__class *c, const char *payload, size_t
 static void emit_field(struct out *o, const struct spec *sp, uint8_t type, const char *p)
 {
     union {
-        int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
-        int64_t i64; uint64_t u64; float f; double d;
+        int8_t i8;
+        uint8_t u8;
+        int16_t i16;
+        uint16_t u16;
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        uint64_t u64;
+        float f;
+        double d;
     } v;
     memset(&v, 0, sizeof v);
     if (type != FDR__T_STR && type != FDR__T_BYTES)
@@ -348,10 +365,14 @@ static void emit_field(struct out *o, const struct spec *sp, uint8_t type, const
     }
     int is_signed = type == FDR__T_I8 || type == FDR__T_I16 || type == FDR__T_I32 ||
                     type == FDR__T_I64;
-    int64_t s = type == FDR__T_I8 ? v.i8 : type == FDR__T_I16 ? v.i16
-              : type == FDR__T_I32 ? v.i32 : v.i64;
-    uint64_t u = type == FDR__T_U8 ? v.u8 : type == FDR__T_U16 ? v.u16
-               : type == FDR__T_U32 ? v.u32 : v.u64;
+    int64_t s = type == FDR__T_I8    ? v.i8
+                : type == FDR__T_I16 ? v.i16
+                : type == FDR__T_I32 ? v.i32
+                                     : v.i64;
+    uint64_t u = type == FDR__T_U8    ? v.u8
+                 : type == FDR__T_U16 ? v.u16
+                 : type == FDR__T_U32 ? v.u32
+                                      : v.u64;
     struct spec s2 = *sp;
     if (type == FDR__T_PTR && s2.conv != 'x' && s2.conv != 'X')
         s2.conv = 'p';
@@ -365,8 +386,10 @@ static void emit_field(struct out *o, const struct spec *sp, uint8_t type, const
         emit_int(o, &s2, s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s, s < 0);
     else if (is_signed) {
         /* %x / %u of a signed value: its two's complement at its width */
-        uint64_t w = type == FDR__T_I8 ? (uint8_t)s : type == FDR__T_I16 ? (uint16_t)s
-                   : type == FDR__T_I32 ? (uint32_t)s : (uint64_t)s;
+        uint64_t w = type == FDR__T_I8    ? (uint8_t)s
+                     : type == FDR__T_I16 ? (uint16_t)s
+                     : type == FDR__T_I32 ? (uint32_t)s
+                                          : (uint64_t)s;
         emit_int(o, &s2, w, 0);
     } else
         emit_int(o, &s2, u, 0);
@@ -393,12 +416,18 @@ size_t fdr__format_payload(char *outbuf, size_t cap, const struct fdr__class *c,
         }
         struct spec sp = {0, 0, 0, 0, 0, -1, -1, 0};
         for (;; f++) {
-            if (*f == '-') sp.left = 1;
-            else if (*f == '0') sp.zero = 1;
-            else if (*f == '+') sp.plus = 1;
-            else if (*f == ' ') sp.space = 1;
-            else if (*f == '#') sp.alt = 1;
-            else break;
+            if (*f == '-')
+                sp.left = 1;
+            else if (*f == '0')
+                sp.zero = 1;
+            else if (*f == '+')
+                sp.plus = 1;
+            else if (*f == ' ')
+                sp.space = 1;
+            else if (*f == '#')
+                sp.alt = 1;
+            else
+                break;
         }
         if (*f == '*')
             f++;

@@ -174,8 +174,7 @@ static void init_once(void)
         /* No trace on disk (reported): keep the newest events in memory. */
         fdr__cfg.output[0] = 0;
         fdr__cfg.mode = FDR__MODE_OVERWRITE;
-    }
-    else if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_OVERWRITE)
+    } else if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_OVERWRITE)
         fdr__consumer_prepare();
     fdr__flight_init(); /* crash handlers, snapshot signal (snapshot.c) */
     __atomic_store_n(&fdr__initialized, 1, __ATOMIC_RELEASE);

@@ -32,24 +32,38 @@
 static const char *type_decl(uint8_t t)
 {
     switch (t) {
-    case FDR__T_BOOL: return "integer { size = 8; align = 8; signed = false; }";
-    case FDR__T_CHAR: return "integer { size = 8; align = 8; signed = true; }";
-    case FDR__T_I8: return "integer { size = 8; align = 8; signed = true; }";
-    case FDR__T_U8: return "integer { size = 8; align = 8; signed = false; }";
-    case FDR__T_I16: return "integer { size = 16; align = 8; signed = true; }";
-    case FDR__T_U16: return "integer { size = 16; align = 8; signed = false; }";
-    case FDR__T_I32: return "integer { size = 32; align = 8; signed = true; }";
-    case FDR__T_U32: return "integer { size = 32; align = 8; signed = false; }";
-    case FDR__T_I64: return "integer { size = 64; align = 8; signed = true; }";
-    case FDR__T_U64: return "integer { size = 64; align = 8; signed = false; }";
-    case FDR__T_F32: return "floating_point { exp_dig = 8; mant_dig = 24; align = 8; }";
-    case FDR__T_F64: return "floating_point { exp_dig = 11; mant_dig = 53; align = 8; }";
+    case FDR__T_BOOL:
+        return "integer { size = 8; align = 8; signed = false; }";
+    case FDR__T_CHAR:
+        return "integer { size = 8; align = 8; signed = true; }";
+    case FDR__T_I8:
+        return "integer { size = 8; align = 8; signed = true; }";
+    case FDR__T_U8:
+        return "integer { size = 8; align = 8; signed = false; }";
+    case FDR__T_I16:
+        return "integer { size = 16; align = 8; signed = true; }";
+    case FDR__T_U16:
+        return "integer { size = 16; align = 8; signed = false; }";
+    case FDR__T_I32:
+        return "integer { size = 32; align = 8; signed = true; }";
+    case FDR__T_U32:
+        return "integer { size = 32; align = 8; signed = false; }";
+    case FDR__T_I64:
+        return "integer { size = 64; align = 8; signed = true; }";
+    case FDR__T_U64:
+        return "integer { size = 64; align = 8; signed = false; }";
+    case FDR__T_F32:
+        return "floating_point { exp_dig = 8; mant_dig = 24; align = 8; }";
+    case FDR__T_F64:
+        return "floating_point { exp_dig = 11; mant_dig = 53; align = 8; }";
     case FDR__T_PTR:
         return sizeof(void *) == 8
                    ? "integer { size = 64; align = 8; signed = false; base = 16; }"
                    : "integer { size = 32; align = 8; signed = false; base = 16; }";
-    case FDR__T_STR: return "string { encoding = UTF8; }";
-    default: return NULL;
+    case FDR__T_STR:
+        return "string { encoding = UTF8; }";
+    default:
+        return NULL;
     }
 }
 
@@ -120,7 +134,8 @@ static void put_escaped(struct emit *e, const char *s)
             char esc[2] = {'\\', (char)c};
             put(e, esc, 2);
         } else if (c < 0x20) {
-            char esc[4] = {'\\', 'x', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15]};
+            char esc[4] = {'\\', 'x', "0123456789abcdef"[c >> 4],
+                           "0123456789abcdef"[c & 15]};
             put(e, esc, 4);
         } else {
             put(e, (const char *)&c, 1);
@@ -155,7 +170,8 @@ static void write_event(struct emit *f, const struct fdr__class *c)
         if (c->types[i] == FDR__T_BYTES) {
             puts_(f, "\t\tinteger { size = 32; align = 8; signed = false; } _");
             puts_(f, name);
-            puts_(f, "_len;\n\t\tinteger { size = 8; align = 8; signed = false; base = 16; } _");
+            puts_(f, "_len;\n\t\tinteger { size = 8; align = 8; signed = false; base = "
+                     "16; } _");
             puts_(f, name);
             puts_(f, "[_");
             puts_(f, name);
@@ -203,11 +219,12 @@ int fdr__metadata_emit(int fd, char *buf, size_t cap)
     struct utsname un; /* uname(2) is async-signal-safe, gethostname is not listed */
     if (uname(&un) < 0)
         memcpy(un.nodename, "unknown", 8);
-    puts_(f, "/* CTF 1.8 */\n\n"
-             "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
-             "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
-             "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
-             "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n\n");
+    puts_(f,
+          "/* CTF 1.8 */\n\n"
+          "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+          "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+          "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+          "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n\n");
     puts_(f, "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"");
     puts_(f, uuid);
     puts_(f, "\";\n\tbyte_order = ");
@@ -227,7 +244,8 @@ int fdr__metadata_emit(int fd, char *buf, size_t cap)
     put_u64(f, FDR_VERSION_MINOR);
     puts_(f, ";\n\ttracer_patch = ");
     put_u64(f, FDR_VERSION_PATCH);
-    puts_(f, ";\n\ttracer_version = \"" FDR_VERSION_STRING "\";\n\tdomain = \"fdr\";\n};\n\n");
+    puts_(f, ";\n\ttracer_version = \"" FDR_VERSION_STRING
+             "\";\n\tdomain = \"fdr\";\n};\n\n");
     puts_(f, "clock {\n\tname = \"fdr\";\n\tuuid = \"");
     puts_(f, uuid);
     puts_(f, "\";\n\tdescription = \""

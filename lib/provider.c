@@ -100,9 +100,10 @@ static int check_desc(const fdr_provider_desc_t *d)
 {
     static const char *const who = "fdr_provider_register";
     if (d->size < sizeof(fdr_provider_desc_t) || (uint64_t)d->size > UINT32_MAX) {
-        fdr__warn("%s: desc->size is %zu, expected sizeof(fdr_provider_desc_t) = %zu (use "
-                  "FDR_PROVIDER_DESC_INIT)",
-                  who, d->size, sizeof(fdr_provider_desc_t));
+        fdr__warn(
+            "%s: desc->size is %zu, expected sizeof(fdr_provider_desc_t) = %zu (use "
+            "FDR_PROVIDER_DESC_INIT)",
+            who, d->size, sizeof(fdr_provider_desc_t));
         return -EINVAL;
     }
     if (!d->name || !d->name[0]) {
@@ -120,8 +121,9 @@ static int check_desc(const fdr_provider_desc_t *d)
         int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
                  (i > 0 && c >= '0' && c <= '9');
         if (!ok) {
-            fdr__warn("%s: provider name \"%s\" is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
-                      who, d->name);
+            fdr__warn(
+                "%s: provider name \"%s\" is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
+                who, d->name);
             return -EINVAL;
         }
     }
@@ -145,8 +147,9 @@ static int check_desc(const fdr_provider_desc_t *d)
               {"sizeof_size_t", d->sizeof_size_t}};
     for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
         if (!is_pow2_upto16(sz[i].v)) {
-            fdr__warn("%s: provider \"%s\": %s is %u, must be a power of two from 1 to 16",
-                      who, d->name, sz[i].what, sz[i].v);
+            fdr__warn(
+                "%s: provider \"%s\": %s is %u, must be a power of two from 1 to 16", who,
+                d->name, sz[i].what, sz[i].v);
             return -EINVAL;
         }
     }
@@ -313,8 +316,8 @@ static struct fdr__site *site_make(int i, uint32_t id)
 size_t fdr_raw_event_max(void)
 {
     fdr__init();
-    size_t room = fdr__cfg.packet_size - sizeof(struct fdr__pkt) - FDR__EVENT_HEADER_SIZE -
-                  sizeof(uint32_t);
+    size_t room = fdr__cfg.packet_size - sizeof(struct fdr__pkt) -
+                  FDR__EVENT_HEADER_SIZE - sizeof(uint32_t);
     return room < UINT32_MAX ? room : UINT32_MAX;
 }
 

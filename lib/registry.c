@@ -205,7 +205,8 @@ static void field_names(const struct fdr__site *s, char names[][64])
     }
 }
 
-static int same_class(const struct fdr__class *c, const struct fdr__site *s, char names[][64])
+static int same_class(const struct fdr__class *c, const struct fdr__site *s,
+                      char names[][64])
 {
     if (c->kind != s->kind || c->nfields != s->nargs ||
         strcmp(fdr__str(c->format), s->format ? s->format : "") != 0)

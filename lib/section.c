@@ -58,10 +58,10 @@
 
 enum { BARRIER_SIGNAL = -1 };
 
-static int barrier_cmd;      /* membarrier command, or BARRIER_SIGNAL */
-static int barrier_sig;      /* the signal of the fallback */
+static int barrier_cmd;        /* membarrier command, or BARRIER_SIGNAL */
+static int barrier_sig;        /* the signal of the fallback */
 static uint32_t barrier_round; /* incremented per signal barrier */
-int fdr__section_no_barrier; /* test hook: skip the barrier (must fail) */
+int fdr__section_no_barrier;   /* test hook: skip the barrier (must fail) */
 
 #define SIGNAL_TIMEOUT_NS 1000000000ull
 

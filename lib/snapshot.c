@@ -81,9 +81,9 @@ int fdr__path_join(char *out, size_t cap, const char *dir, const char *name, lon
 
 static int packet_ok(const struct fdr__pkt *p, const struct fdr__buf_hdr *h, uint64_t seq)
 {
-    return p->magic == FDR__CTF_MAGIC && p->seq == seq && p->stream_instance_id == h->index &&
-           p->content_size % 8 == 0 && p->content_size / 8 >= sizeof *p &&
-           p->content_size / 8 <= h->packet_size;
+    return p->magic == FDR__CTF_MAGIC && p->seq == seq &&
+           p->stream_instance_id == h->index && p->content_size % 8 == 0 &&
+           p->content_size / 8 >= sizeof *p && p->content_size / 8 <= h->packet_size;
 }
 
 static void plan_buffer(struct plan *pl, struct fdr__buf *b, uint64_t now)
@@ -276,10 +276,10 @@ int fdr_snapshot(const char *dir)
 /* ---- the signal trigger --------------------------------------------------- */
 
 static pthread_mutex_t trig_lock = PTHREAD_MUTEX_INITIALIZER;
-static int trig_sig;               /* current signal, 0 when none */
-static struct sigaction trig_old;  /* what it replaced */
-static char *trig_dir;             /* under trig_lock */
-static uint32_t trig_requests;     /* futex word: bumped by the handler */
+static int trig_sig;              /* current signal, 0 when none */
+static struct sigaction trig_old; /* what it replaced */
+static char *trig_dir;            /* under trig_lock */
+static uint32_t trig_requests;    /* futex word: bumped by the handler */
 static int helper_started;
 
 static void trigger_handler(int sig)
@@ -395,13 +395,13 @@ static const struct {
     const char *name;
     int sig;
 } sig_names[] = {
-    {"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT},   {"ILL", SIGILL},
-    {"TRAP", SIGTRAP}, {"ABRT", SIGABRT},     {"BUS", SIGBUS},     {"FPE", SIGFPE},
-    {"USR1", SIGUSR1}, {"SEGV", SIGSEGV},     {"USR2", SIGUSR2},   {"PIPE", SIGPIPE},
-    {"ALRM", SIGALRM}, {"TERM", SIGTERM},     {"CHLD", SIGCHLD},   {"CONT", SIGCONT},
-    {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},     {"TTOU", SIGTTOU},   {"URG", SIGURG},
-    {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},     {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},
-    {"WINCH", SIGWINCH}, {"IO", SIGIO},       {"PWR", SIGPWR},     {"SYS", SIGSYS},
+    {"HUP", SIGHUP},     {"INT", SIGINT},   {"QUIT", SIGQUIT},     {"ILL", SIGILL},
+    {"TRAP", SIGTRAP},   {"ABRT", SIGABRT}, {"BUS", SIGBUS},       {"FPE", SIGFPE},
+    {"USR1", SIGUSR1},   {"SEGV", SIGSEGV}, {"USR2", SIGUSR2},     {"PIPE", SIGPIPE},
+    {"ALRM", SIGALRM},   {"TERM", SIGTERM}, {"CHLD", SIGCHLD},     {"CONT", SIGCONT},
+    {"TSTP", SIGTSTP},   {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU},     {"URG", SIGURG},
+    {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ}, {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},
+    {"WINCH", SIGWINCH}, {"IO", SIGIO},     {"PWR", SIGPWR},       {"SYS", SIGSYS},
 };
 
 int fdr__signal_parse(const char *s, size_t len)

@@ -162,7 +162,8 @@ static void range_text(const struct entry *e, char *buf, size_t cap)
 }
 
 /* The warning for a value refused by set_value (rc), item as written. */
-static void warn_refused(const char *origin, const char *item, const struct entry *e, int rc)
+static void warn_refused(const char *origin, const char *item, const struct entry *e,
+                         int rc)
 {
     char range[96];
     if (rc == -ERANGE && e->has_range) {
@@ -170,7 +171,8 @@ static void warn_refused(const char *origin, const char *item, const struct entr
         fdr__warn("%s: ignoring \"%s\": out of range for tunable %s (%s)", origin, item,
                   e->name, range);
     } else if (rc == -ERANGE) {
-        fdr__warn("%s: ignoring \"%s\": out of range for tunable %s", origin, item, e->name);
+        fdr__warn("%s: ignoring \"%s\": out of range for tunable %s", origin, item,
+                  e->name);
     } else {
         fdr__warn("%s: ignoring \"%s\": tunable %s takes %s", origin, item, e->name,
                   e->is_double ? "a number" : "an integer");
@@ -216,7 +218,8 @@ static int same_declaration(const struct entry *e, const struct fdr__tunable *u)
         return 0;
     if (e->is_double)
         return e->def_double == u->def_double &&
-               (!e->has_range || (e->min_double == u->min_double && e->max_double == u->max_double));
+               (!e->has_range ||
+                (e->min_double == u->min_double && e->max_double == u->max_double));
     return e->def == u->def && (!e->has_range || (e->min == u->min && e->max == u->max));
 }
 

@@ -99,7 +99,8 @@ static struct fdr__writer *writer_create(struct fdr__thread *t)
      * (flight-reentry test): counted now, in the first packet. */
     __atomic_fetch_add(&w->buf->hdr->nested, nested_early, __ATOMIC_RELAXED);
     nested_early = 0;
-    __atomic_store_n(&t->enabled, __atomic_load_n(&fdr__enabled_default, __ATOMIC_RELAXED),
+    __atomic_store_n(&t->enabled,
+                     __atomic_load_n(&fdr__enabled_default, __ATOMIC_RELAXED),
                      __ATOMIC_RELEASE);
     pthread_mutex_unlock(&fdr__writers_lock);
     pthread_setspecific(writer_key, w);
@@ -203,7 +204,8 @@ static void close_packet(struct fdr__writer *w, uint64_t now, int even_empty)
     p->content_size = (uint64_t)(pos - (char *)p) * 8;
     publish(h, p);
     if (h->mode == FDR__MODE_DISCARD &&
-        (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_RELAXED)) * 2 >= h->n_packets)
+        (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_RELAXED)) * 2 >=
+            h->n_packets)
         fdr__consumer_kick();
 }
 
@@ -380,7 +382,8 @@ void fdr__writer_thread_exit(void)
      * with the release store of `consumed` in the consumer. */
     struct fdr__buf_hdr *h = w->buf->hdr;
     if (h->mode == FDR__MODE_DISCARD &&
-        (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE)) * 2 >= h->n_packets) {
+        (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE)) * 2 >=
+            h->n_packets) {
         pthread_mutex_unlock(&fdr__writers_lock);
         fdr__consumer_drain(0);
         pthread_mutex_lock(&fdr__writers_lock);
@@ -388,7 +391,8 @@ void fdr__writer_thread_exit(void)
     /* Report this thread's last discards. In discard mode the ring may be
      * full: give the consumer up to ~100 ms. Failing that, the count stays
      * in the buffer and its next packet (next thread, or exit) reports it. */
-    for (int i = 0; i < 100 && fdr__writer_carry_discards(w, fdr__now()) == -ENOSPC; i++) {
+    for (int i = 0; i < 100 && fdr__writer_carry_discards(w, fdr__now()) == -ENOSPC;
+         i++) {
         pthread_mutex_unlock(&fdr__writers_lock);
         fdr__consumer_kick();
         struct timespec ms = {0, 1000000};

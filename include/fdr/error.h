@@ -17,8 +17,8 @@ extern "C" {
 #define FDR_ERRNO_MAP(X)                                                                 \
     X(EINVAL, "invalid argument")                                                        \
     X(ENOMEM, "out of memory")                                                           \
-    X(ENOENT, "no such file, directory or name")                                        \
-    X(EEXIST, "already exists with different properties")                               \
+    X(ENOENT, "no such file, directory or name")                                         \
+    X(EEXIST, "already exists with different properties")                                \
     X(EBUSY, "busy: still in use")                                                       \
     X(ENOSPC, "no space left: a table or buffer is full")                                \
     X(E2BIG, "too large")                                                                \
@@ -26,7 +26,7 @@ extern "C" {
     X(EIO, "input/output error")                                                         \
     X(EAGAIN, "try again")                                                               \
     X(ETIMEDOUT, "timed out")                                                            \
-    X(ERANGE, "value out of range")                                                            \
+    X(ERANGE, "value out of range")                                                      \
     X(ENODATA, "not recorded: the event or tracing is disabled")
 
 /* Returns a static string for an fdr error code (negative) or an errno

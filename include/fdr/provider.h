@@ -107,7 +107,8 @@ typedef struct fdr_provider fdr_provider_t;
  *            differs); the existing one is unchanged;
  *   -ENOSPC  FDR_PROVIDER_MAX providers are registered already.
  * *out is left unchanged on error. */
-FDR_EXTERN int fdr_provider_register(const fdr_provider_desc_t *desc, fdr_provider_t **out);
+FDR_EXTERN int fdr_provider_register(const fdr_provider_desc_t *desc,
+                                     fdr_provider_t **out);
 
 /* Drops one reference to p. The provider is freed when its last reference
  * goes; the handle must not be used afterwards (until its slot is reused,

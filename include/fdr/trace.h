@@ -50,7 +50,7 @@
 #endif
 
 static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const char *f,
-                                                                          ...)
+                                                                           ...)
 {
     (void)f;
 }
@@ -81,19 +81,25 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
                            "fdr_trace: at most 12 fields");                              \
         FDR__EACH(FDR__CHECK_ITEM, __VA_ARGS__)                                          \
         FDR__FORMAT_CHECK(fmt, __VA_ARGS__)                                              \
-        static struct fdr__site fdr__site_ = {                                           \
-            FDR__S_NEW,      FDR__SITE_TRACE, FDR__NARG(__VA_ARGS__),                    \
-            0,               0,               0,                                         \
-            __LINE__,        prov,            ev,                                        \
-            "" fmt,          fnames,          __FILE__,                                  \
-            FDR__TYPES(__VA_ARGS__)};                                                    \
+        static struct fdr__site fdr__site_ = {FDR__S_NEW,                                \
+                                              FDR__SITE_TRACE,                           \
+                                              FDR__NARG(__VA_ARGS__),                    \
+                                              0,                                         \
+                                              0,                                         \
+                                              0,                                         \
+                                              __LINE__,                                  \
+                                              prov,                                      \
+                                              ev,                                        \
+                                              "" fmt,                                    \
+                                              fnames,                                    \
+                                              __FILE__,                                  \
+                                              FDR__TYPES(__VA_ARGS__)};                  \
         FDR__SITE_LIST(fdr__site_);                                                      \
         uint8_t fdr__st = fdr__site_state(&fdr__site_);                                  \
         if (__builtin_expect(fdr__st != 0, 0)) {                                         \
             FDR__EACH(FDR__BIND_ITEM, __VA_ARGS__)                                       \
-            char *fdr__p =                                                               \
-                fdr__reserve(&fdr__site_, fdr__st,                                       \
-                             0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__));                  \
+            char *fdr__p = fdr__reserve(&fdr__site_, fdr__st,                            \
+                                        0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__));       \
             if (fdr__p) {                                                                \
                 FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                    \
                 fdr__commit(fdr__p);                                                     \
@@ -109,9 +115,9 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
 
 #define fdr_enabled(prov, ev)                                                            \
     (__extension__({                                                                     \
-        static struct fdr__site fdr__site_ = {FDR__S_NEW, FDR__SITE_GUARD, 0, 0, 0, 0,   \
-                                              __LINE__,   #prov,           #ev, NULL,    \
-                                              NULL,       __FILE__,        {0}};         \
+        static struct fdr__site fdr__site_ = {                                           \
+            FDR__S_NEW, FDR__SITE_GUARD, 0,  0, 0, 0, __LINE__, #prov, #ev, NULL,        \
+            NULL,       __FILE__,        {0}};                                           \
         FDR__SITE_LIST(fdr__site_);                                                      \
         fdr__site_state(&fdr__site_) != 0 && fdr__guard_check(&fdr__site_);              \
     }))
@@ -122,8 +128,10 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
 #ifdef __cplusplus
 extern "C" {
 #endif
-extern struct fdr__site *const __start_fdr_sites[] __attribute__((weak, visibility("hidden")));
-extern struct fdr__site *const __stop_fdr_sites[] __attribute__((weak, visibility("hidden")));
+extern struct fdr__site *const __start_fdr_sites[]
+    __attribute__((weak, visibility("hidden")));
+extern struct fdr__site *const __stop_fdr_sites[]
+    __attribute__((weak, visibility("hidden")));
 #ifdef __cplusplus
 }
 #endif
@@ -142,7 +150,7 @@ __attribute__((constructor, used)) static void fdr__register_module(void)
  * sizeof: clang would then warn that a static function used only in
  * arguments "will not be emitted". */
 static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const char *f,
-                                                                          ...)
+                                                                           ...)
 {
     (void)f;
 }

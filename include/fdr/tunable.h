@@ -47,8 +47,8 @@ extern "C" {
  * (pointers to literals); the library keeps its own pointer-free table of
  * tunables by name and stores a new value into every use of that name. */
 struct fdr__tunable {
-    int64_t value;         /* integer tunable: relaxed loads and stores */
-    double value_double;   /* floating tunable: relaxed loads and stores */
+    int64_t value;       /* integer tunable: relaxed loads and stores */
+    double value_double; /* floating tunable: relaxed loads and stores */
     const char *name;
     const char *file;
     uint32_t line;
@@ -67,17 +67,17 @@ FDR__EXTERN void fdr__register_tunables(struct fdr__tunable *const *begin,
                                         struct fdr__site *const *sites_begin,
                                         struct fdr__site *const *sites_end);
 
-#define FDR__TUNABLE_DECL(nm, isd, hasr, i0, imin, imax, d0, dmin, dmax)                  \
+#define FDR__TUNABLE_DECL(nm, isd, hasr, i0, imin, imax, d0, dmin, dmax)                 \
     static struct fdr__tunable fdr__tunable_ = {                                         \
-        (i0), (d0), #nm, __FILE__, __LINE__, (isd), (hasr), 0,                           \
-        (i0), (imin), (imax), (d0), (dmin), (dmax)};                                     \
+        (i0), (d0), #nm,    __FILE__, __LINE__, (isd),  (hasr),                          \
+        0,    (i0), (imin), (imax),   (d0),     (dmin), (dmax)};                         \
     static struct fdr__tunable *const fdr__tunable_ptr_                                  \
         __attribute__((section("fdr_tunables"), used)) = &fdr__tunable_
 
 #define FDR__TUNABLE_INT(nm, def, hasr, lo, hi)                                          \
     (__extension__({                                                                     \
-        FDR__TUNABLE_DECL(nm, 0, hasr, (int64_t)(def), (int64_t)(lo), (int64_t)(hi), 0.0, \
-                          0.0, 0.0);                                                     \
+        FDR__TUNABLE_DECL(nm, 0, hasr, (int64_t)(def), (int64_t)(lo), (int64_t)(hi),     \
+                          0.0, 0.0, 0.0);                                                \
         __atomic_load_n(&fdr__tunable_.value, __ATOMIC_RELAXED);                         \
     }))
 
@@ -93,7 +93,8 @@ FDR__EXTERN void fdr__register_tunables(struct fdr__tunable *const *begin,
 #define FDR_TUNABLE(name, def) FDR__TUNABLE_INT(name, def, 0, 0, 0)
 #define FDR_TUNABLE_RANGE(name, def, min, max) FDR__TUNABLE_INT(name, def, 1, min, max)
 #define FDR_TUNABLE_DOUBLE(name, def) FDR__TUNABLE_DBL(name, def, 0, 0, 0)
-#define FDR_TUNABLE_DOUBLE_RANGE(name, def, min, max) FDR__TUNABLE_DBL(name, def, 1, min, max)
+#define FDR_TUNABLE_DOUBLE_RANGE(name, def, min, max)                                    \
+    FDR__TUNABLE_DBL(name, def, 1, min, max)
 
 /* Registers this module's tunables and call sites when it is loaded (see
  * trace.h). Priority 101 runs it before the module's other constructors, so
@@ -104,8 +105,10 @@ extern struct fdr__tunable *const __start_fdr_tunables[]
     __attribute__((weak, visibility("hidden")));
 extern struct fdr__tunable *const __stop_fdr_tunables[]
     __attribute__((weak, visibility("hidden")));
-extern struct fdr__site *const __start_fdr_sites[] __attribute__((weak, visibility("hidden")));
-extern struct fdr__site *const __stop_fdr_sites[] __attribute__((weak, visibility("hidden")));
+extern struct fdr__site *const __start_fdr_sites[]
+    __attribute__((weak, visibility("hidden")));
+extern struct fdr__site *const __stop_fdr_sites[]
+    __attribute__((weak, visibility("hidden")));
 __attribute__((constructor(101), used)) static void fdr__register_tunable_module(void)
 {
     if (&__start_fdr_tunables[0] != &__stop_fdr_tunables[0] ||

@@ -11,9 +11,9 @@
 /* Argument count, 0 to 20 (more than FDR_MAX_FIELDS is refused later with a
  * readable message rather than here with an unreadable one). */
 #define FDR__NARG(...)                                                                   \
-    FDR__NARG_(0 __VA_OPT__(, ) __VA_ARGS__, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10,  \
+    FDR__NARG_(0 __VA_OPT__(, ) __VA_ARGS__, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, \
                9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define FDR__NARG_(z, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,   \
+#define FDR__NARG_(z, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,  \
                    a16, a17, a18, a19, a20, n, ...)                                      \
     n
 
@@ -85,18 +85,22 @@
 /* Per-argument pieces of the expansion of fdr_trace(). */
 #define FDR__TYPE_ITEM(i, a) FDR__TYPE(a),
 #define FDR__CHECK_ITEM(i, a)                                                            \
-    _Static_assert(!FDR__IS_AGGREGATE(a), "fdr_trace: argument " #i " (" #a ") is a "     \
+    _Static_assert(!FDR__IS_AGGREGATE(a), "fdr_trace: argument " #i " (" #a ") is a "    \
                                           "struct or union; pass scalars, pointers or "  \
                                           "strings");                                    \
-    _Static_assert(_Generic((a), long double: 0, default: 1),                            \
-                   "fdr_trace: argument " #i " (" #a ") is a long double, not supported");
+    _Static_assert(_Generic((a), long double : 0, default : 1),                          \
+                   "fdr_trace: argument " #i " (" #a                                     \
+                   ") is a long double, not supported");
 #define FDR__BIND_ITEM(i, a)                                                             \
     __extension__ __auto_type fdr__a##i = (a);                                           \
     size_t fdr__n##i = FDR__SZ(fdr__a##i);
 #define FDR__SIZE_ITEM(i, a) +fdr__n##i
 #define FDR__PUT_ITEM(i, a) fdr__p = FDR__PUT(fdr__p, fdr__a##i, fdr__n##i);
 
-#define FDR__TYPES(...) {FDR__EACH(FDR__TYPE_ITEM, __VA_ARGS__) 0}
+#define FDR__TYPES(...)                                                                  \
+    {                                                                                    \
+        FDR__EACH(FDR__TYPE_ITEM, __VA_ARGS__) 0                                         \
+    }
 
 #else /* __cplusplus */
 #include <type_traits>
@@ -119,14 +123,14 @@ template <typename T> constexpr uint8_t fdr__type_of()
                   "pointers or strings");
     static_assert(!std::is_same<U, long double>::value,
                   "fdr_trace: long double arguments are not supported");
-    return std::is_same<U, bool>::value                ? FDR__T_BOOL
-           : std::is_same<U, char>::value              ? FDR__T_CHAR
-           : std::is_same<U, char *>::value            ? FDR__T_STR
-           : std::is_same<U, const char *>::value      ? FDR__T_STR
-           : std::is_same<U, float>::value             ? FDR__T_F32
-           : std::is_same<U, double>::value            ? FDR__T_F64
-           : std::is_pointer<U>::value                 ? FDR__T_PTR
-           : std::is_same<U, std::nullptr_t>::value    ? FDR__T_PTR
+    return std::is_same<U, bool>::value             ? FDR__T_BOOL
+           : std::is_same<U, char>::value           ? FDR__T_CHAR
+           : std::is_same<U, char *>::value         ? FDR__T_STR
+           : std::is_same<U, const char *>::value   ? FDR__T_STR
+           : std::is_same<U, float>::value          ? FDR__T_F32
+           : std::is_same<U, double>::value         ? FDR__T_F64
+           : std::is_pointer<U>::value              ? FDR__T_PTR
+           : std::is_same<U, std::nullptr_t>::value ? FDR__T_PTR
            : (std::is_integral<U>::value || std::is_enum<U>::value)
                ? (sizeof(U) == 1   ? (std::is_signed<I>::value ? FDR__T_I8 : FDR__T_U8)
                   : sizeof(U) == 2 ? (std::is_signed<I>::value ? FDR__T_I16 : FDR__T_U16)
@@ -167,7 +171,10 @@ static inline char *fdr__put(char *p, const char *const &x, size_t n)
     size_t fdr__n##i = fdr__size_of(fdr__a##i);
 #define FDR__SIZE_ITEM(i, a) +fdr__n##i
 #define FDR__PUT_ITEM(i, a) fdr__p = fdr__put(fdr__p, fdr__a##i, fdr__n##i);
-#define FDR__TYPES(...) {FDR__EACH(FDR__TYPE_ITEM, __VA_ARGS__) 0}
+#define FDR__TYPES(...)                                                                  \
+    {                                                                                    \
+        FDR__EACH(FDR__TYPE_ITEM, __VA_ARGS__) 0                                         \
+    }
 #endif /* __cplusplus */
 
 #endif

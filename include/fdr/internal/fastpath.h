@@ -90,16 +90,17 @@ struct fdr__site {
  * %fs-relative address, no call. The controller side (snapshot, flush)
  * reads and writes `enabled` and reads `in_section` of other threads. */
 struct fdr__thread {
-    char *pos;            /* next free byte in the current packet */
-    char *end;            /* end of the current packet */
-    uint32_t in_section;  /* 1 while this thread writes an event */
-    uint32_t enabled;     /* tracing activity of this thread */
+    char *pos;                  /* next free byte in the current packet */
+    char *end;                  /* end of the current packet */
+    uint32_t in_section;        /* 1 while this thread writes an event */
+    uint32_t enabled;           /* tracing activity of this thread */
     struct fdr__site *printing; /* site whose event is printed at commit */
-    char *print_start;    /* where that event's payload starts */
-    void *writer;         /* cold: lib-private state of this thread */
+    char *print_start;          /* where that event's payload starts */
+    void *writer;               /* cold: lib-private state of this thread */
 };
 
-FDR__EXTERN __thread struct fdr__thread fdr__self __attribute__((tls_model("initial-exec")));
+FDR__EXTERN __thread struct fdr__thread fdr__self
+    __attribute__((tls_model("initial-exec")));
 
 /* Out of line. */
 FDR__EXTERN char *fdr__reserve_slow(struct fdr__site *site, size_t payload);
@@ -137,9 +138,9 @@ static inline uint64_t fdr__now(void)
 
 /* Enters the tracing section and reserves room for an event of `payload`
  * bytes. `state` is the site state the caller just loaded (not reloaded
- * here: the compiler barrier would force a second load). Returns where the payload goes, or NULL when the event is not
- * recorded (the slow path has then counted it as discarded where it should
- * and left the section). */
+ * here: the compiler barrier would force a second load). Returns where the payload goes,
+ * or NULL when the event is not recorded (the slow path has then counted it as discarded
+ * where it should and left the section). */
 static inline char *fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload)
 {
     struct fdr__thread *t = &fdr__self;
