@@ -341,7 +341,9 @@ static int memory(const bench_sections_ctx *c)
 {
     int reps = c->quick ? 1 : 3, bad = 0;
     int t_lo = 1, t_hi = c->quick ? 3 : 9;
-    const char *ev = c->quick ? "100000" : "200000"; /* > 1 MiB of events */
+    /* Enough events to fill the default ring when writing to disk (8 MiB
+     * at 18 bytes an event): the resident size then is its upper bound. */
+    const char *ev = c->quick ? "100000" : "600000";
     const char *names[] = {"floor", "fdr-discard", "lttng-ust"};
     const char *exes[] = {"none", "fdr", "lttng"};
     int n = c->lttng ? 3 : 2;
