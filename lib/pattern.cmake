@@ -26,9 +26,9 @@ endif()
 
 # Every build replays the fuzz corpus through the fuzz target (no libFuzzer).
 add_executable(fuzz-pattern-replay ${_fdr_pattern_root}/tests/fuzz/fuzz-pattern.c
+                                   ${_fdr_pattern_root}/tests/fuzz/replay.c
                                    ${_fdr_pattern_lib}/pattern.c)
 target_include_directories(fuzz-pattern-replay PRIVATE ${_fdr_pattern_lib})
-target_compile_definitions(fuzz-pattern-replay PRIVATE FDR_FUZZ_REPLAY)
 add_test(NAME fuzz-pattern-replay
          COMMAND fuzz-pattern-replay ${_fdr_pattern_root}/tests/fuzz/corpus/pattern)
 

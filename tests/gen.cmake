@@ -98,9 +98,9 @@ if(EXISTS ${_gen_corpus})
 endif()
 
 set(_gen_parser ${_gen_tools}/gen-parse.c ${_gen_tools}/gen-emit.c)
-add_executable(fuzz-gen-replay ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz-gen.c ${_gen_parser})
+add_executable(fuzz-gen-replay ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz-gen.c
+                               ${CMAKE_CURRENT_LIST_DIR}/fuzz/replay.c ${_gen_parser})
 target_include_directories(fuzz-gen-replay PRIVATE ${_gen_tools})
-target_compile_definitions(fuzz-gen-replay PRIVATE FDR_FUZZ_REPLAY)
 add_test(NAME fuzz-gen-replay
          COMMAND fuzz-gen-replay ${CMAKE_CURRENT_LIST_DIR}/fuzz/corpus/gen)
 set_tests_properties(fuzz-gen-replay PROPERTIES TIMEOUT 60)
