@@ -4,6 +4,7 @@ Imported with importlib (the file name has dashes, like every test). Runs
 the helper programs with a fresh FDR_OUTPUT directory, and reads traces
 with bt2 through tests/tracecheck.py, plus the field classes the tests of
 types need (tracecheck gives values only)."""
+import math
 import os
 import shutil
 import subprocess
@@ -22,6 +23,17 @@ def check(cond, what):
         failures.append(what)
         print("FAIL: " + what, file=sys.stderr)
     return cond
+
+
+def same(a, b):
+    """Equal values of the same type; floats compare NaN and -0.0 exactly."""
+    if isinstance(b, float):
+        if not isinstance(a, float):
+            return False
+        if math.isnan(b):
+            return math.isnan(a)
+        return a == b and math.copysign(1, a) == math.copysign(1, b)
+    return type(a) is type(b) and a == b
 
 
 def finish():

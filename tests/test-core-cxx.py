@@ -7,7 +7,6 @@ name, field class and value is checked as for C, enumerations included
 (an enum takes its underlying type, signed or not); cxx:off is disabled
 by FDR_EVENTS, so its guard must skip the argument's evaluation."""
 import importlib
-import math
 import os
 import sys
 
@@ -46,16 +45,6 @@ expected = {
 }
 
 
-def same(a, b):
-    if isinstance(b, float):
-        if not isinstance(a, float):
-            return False
-        if math.isnan(b):
-            return math.isnan(a)
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    return type(a) is type(b) and a == b
-
-
 seen = {}
 for name, fields in c.typed_events(out):
     seen.setdefault(name, []).append(fields)
@@ -68,7 +57,7 @@ for name, want in expected.items():
           "%s: field names %s" % (name, [f[0] for f in got]))
     for (gn, gk, gv), (wn, wk, wv) in zip(got, want):
         check(gk == wk, "%s.%s: field class %s, expected %s" % (name, wn, gk, wk))
-        check(same(gv, wv), "%s.%s: value %r, expected %r" % (name, wn, gv, wv))
+        check(c.same(gv, wv), "%s.%s: value %r, expected %r" % (name, wn, gv, wv))
 check("cxx:off" not in seen, "cxx:off recorded although disabled")
 extra = set(seen) - set(expected)
 check(not extra, "unexpected events %s" % sorted(extra))

@@ -9,7 +9,6 @@ included: INT64_MIN, UINT64_MAX, NaN, infinities, -0.0, empty, UTF-8,
 NULL and truncated strings, 0 to 12 fields. Then the babeltrace2 CLI must
 read the trace without a warning."""
 import importlib
-import math
 import os
 import struct
 import sys
@@ -90,16 +89,6 @@ for n in range(1, 13):
     expected["nargs:n%d" % n] = f
 
 
-def same(a, b):
-    if isinstance(b, float):
-        if not isinstance(a, float):
-            return False
-        if math.isnan(b):
-            return math.isnan(a)
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    return type(a) is type(b) and a == b
-
-
 events = c.typed_events(out)
 seen = {}
 for name, fields in events:
@@ -114,7 +103,7 @@ for name, want in expected.items():
           "%s: field names %s, expected %s" % (name, [f[0] for f in got], [w[0] for w in want]))
     for (gn, gk, gv), (wn, wk, wv) in zip(got, want):
         check(gk == wk, "%s.%s: field class %s, expected %s" % (name, wn, gk, wk))
-        check(same(gv, wv), "%s.%s: value %r, expected %r" % (name, wn, gv, wv))
+        check(c.same(gv, wv), "%s.%s: value %r, expected %r" % (name, wn, gv, wv))
         if gk == S:
             check(len(gv.encode()) <= 256, "%s.%s: %d bytes > FDR_STRING_MAX" %
                   (name, wn, len(gv.encode())))
