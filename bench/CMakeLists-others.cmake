@@ -115,7 +115,7 @@ if(TARGET ${FDR_BENCH_FDR_TARGET})
   target_compile_definitions(fdr-bench-load-fdr PRIVATE LOAD_FDR=1)
   target_link_libraries(fdr-bench-load-fdr PRIVATE ${FDR_BENCH_FDR_TARGET})
   # fdr_snapshot() (issue 4) is being written; measured once it exists.
-  if(EXISTS ${CMAKE_SOURCE_DIR}/lib/snapshot.c)
+  if(EXISTS ${CMAKE_SOURCE_DIR}/lib/recorder/snapshot.c)
     target_compile_definitions(fdr-bench-load-fdr PRIVATE FDR_BENCH_HAVE_SNAPSHOT=1)
   endif()
   list(APPEND _fb_loads fdr-bench-load-fdr)

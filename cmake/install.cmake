@@ -2,7 +2,7 @@
 #
 #   <prefix>/lib/libfdr.so.0.1.0, libfdr.so.0 (soname), libfdr.so, libfdr.a
 #   <prefix>/include/fdr/**.h                  the public headers
-#   <prefix>/bin/fdr-gen                       (its rule is in tools/CMakeLists.txt)
+#   <prefix>/bin/fdr-gen                       (its rule is in programs/gen/CMakeLists.txt)
 #   <prefix>/lib/pkgconfig/fdr.pc              pkg-config --cflags --libs fdr
 #   <prefix>/lib/cmake/fdr/fdrConfig*.cmake    find_package(fdr): fdr::fdr,
 #                                              fdr::fdr_static

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pattern.h"
+#include "common/pattern.h"
 
 struct check {
     size_t warnings;

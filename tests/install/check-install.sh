@@ -53,7 +53,7 @@ readelf -d "$ROOT/$LIBDIR/libfdr.so.0.1.0" | grep -q 'SONAME.*\[libfdr\.so\.0\]'
 grep -qx "prefix=$PREFIX" "$ROOT/$LIBDIR/pkgconfig/fdr.pc" || fail "fdr.pc: prefix is not $PREFIX"
 grep -q "$WORK" "$ROOT/$LIBDIR/pkgconfig/fdr.pc" "$ROOT/$LIBDIR/cmake/fdr/"*.cmake &&
     fail "an installed file names the DESTDIR"
-if [ -x "$BUILD/tools/fdr-gen" ]; then
+if [ -x "$BUILD/programs/gen/fdr-gen" ]; then
     [ -x "$ROOT/bin/fdr-gen" ] || fail "fdr-gen is built but not installed"
 fi
 for h in $(cd "$HERE/../../include" && find fdr -name '*.h'); do

@@ -1,0 +1,126 @@
+/* config.c - configuration from environment variables.
+ *
+ * Read once, when the library starts. Every variable has a safe default; a
+ * bad value gives one warning line on stderr naming the variable and the
+ * value, and the default is used. The program never stops because of it.
+ *
+ *   FDR_OUTPUT       directory of the CTF trace to write; unset: nothing is
+ *                    written to disk except snapshots
+ *   FDR_MODE         discard (default with FDR_OUTPUT) or overwrite
+ *                    (default without): what a full buffer does
+ *   FDR_BUFFER_SIZE  bytes of ring per thread (default 1M in memory, 8M when
+ *                    writing to disk; K/M/G suffixes)
+ *   FDR_PACKET_SIZE  bytes per packet (default 64K; 4K to 16M, power of 2)
+ *   FDR_STRING_MAX   longest string stored, in bytes (default 256)
+ *   FDR_EVENTS       which events are recorded (pattern list, default all)
+ *   FDR_TRACES       which events are printed live (default none)
+ *   FDR_TRACE_FILE   where printed events go (default stderr)
+ *   FDR_FLUSH_MS     longest time a full packet waits before the consumer
+ *                    writes it (default 100)
+ * See docs/environment.md. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder/fdr-int.h"
+
+struct fdr__config fdr__cfg;
+uint32_t fdr__string_max = 256;
+
+void fdr__warn(const char *fmt, ...)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "fdr: ");
+    va_list ap;
+    va_start(ap, fmt);
+    n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t r = write(2, line, (size_t)n);
+    (void)r;
+}
+
+/* Parses "123", "64K", "4M", "1G" into bytes; -1 when malformed. */
+static long long parse_size(const char *s)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v < 0)
+        return -1;
+    long long mul = 1;
+    if (*end == 'k' || *end == 'K')
+        mul = 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        mul = 1024 * 1024, end++;
+    else if (*end == 'g' || *end == 'G')
+        mul = 1024LL * 1024 * 1024, end++;
+    if (*end == 'i' || *end == 'B')
+        end++;
+    if (*end == 'B')
+        end++;
+    if (*end)
+        return -1;
+    if (v > (1LL << 40) / mul)
+        return -1;
+    return v * mul;
+}
+
+static uint32_t size_var(const char *name, uint32_t def, long long min, long long max,
+                         int pow2)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return def;
+    long long v = parse_size(s);
+    if (v < min || v > max || (pow2 && (v & (v - 1)))) {
+        fdr__warn("%s=\"%s\" is not valid (%s from %lld to %lld); using %u", name, s,
+                  pow2 ? "a power of two" : "a size", min, max, def);
+        return def;
+    }
+    return (uint32_t)v;
+}
+
+void fdr__config_load(void)
+{
+    const char *out = getenv("FDR_OUTPUT");
+    if (out && *out) {
+        if (strlen(out) >= sizeof fdr__cfg.output - 64)
+            fdr__warn("FDR_OUTPUT is too long; no trace is written");
+        else
+            strcpy(fdr__cfg.output, out);
+    }
+    fdr__cfg.mode = fdr__cfg.output[0] ? FDR__MODE_DISCARD : FDR__MODE_OVERWRITE;
+    const char *mode = getenv("FDR_MODE");
+    if (mode && *mode) {
+        if (strcmp(mode, "discard") == 0)
+            fdr__cfg.mode = FDR__MODE_DISCARD;
+        else if (strcmp(mode, "overwrite") == 0)
+            fdr__cfg.mode = FDR__MODE_OVERWRITE;
+        else
+            fdr__warn("FDR_MODE=\"%s\" is not valid (discard or overwrite); using %s",
+                      mode, fdr__cfg.mode == FDR__MODE_DISCARD ? "discard" : "overwrite");
+    }
+    fdr__cfg.packet_size = size_var("FDR_PACKET_SIZE", 64 * 1024, 4096, 16 << 20, 1);
+    /* Writing to disk needs room to ride out stalls of write(2) (dirty page
+     * throttling): 8 MiB holds ~0.05 s of events at 10 million per second.
+     * Pages are touched only as the ring is filled. */
+    uint32_t def_buf =
+        fdr__cfg.mode == FDR__MODE_DISCARD && fdr__cfg.output[0] ? 8u << 20 : 1u << 20;
+    fdr__cfg.buffer_size =
+        size_var("FDR_BUFFER_SIZE", def_buf, 2LL * fdr__cfg.packet_size, 1LL << 31, 0);
+    fdr__cfg.string_max = size_var("FDR_STRING_MAX", 256, 8, 4096, 0);
+    fdr__string_max = fdr__cfg.string_max;
+    fdr__cfg.flush_ms = size_var("FDR_FLUSH_MS", 100, 1, 60000, 0);
+    fdr__cfg.events = getenv("FDR_EVENTS");
+    fdr__cfg.traces = getenv("FDR_TRACES");
+    const char *tf = getenv("FDR_TRACE_FILE");
+    if (tf && *tf && strlen(tf) < sizeof fdr__cfg.trace_file)
+        strcpy(fdr__cfg.trace_file, tf);
+}

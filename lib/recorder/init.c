@@ -1,0 +1,188 @@
+/* init.c - starting and stopping the library, flush, fork.
+ *
+ * fdr__init() runs once, on the first call into the library (usually from
+ * the constructor that registers the program's call sites): configuration,
+ * clock, registry, membarrier registration, the rule lists from FDR_EVENTS
+ * and FDR_TRACES, the print file and, when a trace is written to disk in
+ * discard mode, the consumer thread. It registers an exit handler early, so
+ * it runs late: events recorded in the program's own exit handlers are
+ * still in the trace.
+ *
+ * Flushing (fdr_flush, exit) stops every writer with the tracing-section
+ * protocol (section.c), closes each thread's partially filled packet, then
+ * writes everything out: through the consumer in discard mode, or the
+ * newest packets of each ring in overwrite mode.
+ *
+ * After fork() only the forking thread exists in the child, and the
+ * parent's rings (MAP_SHARED) and trace files are not the child's: the
+ * child drops the parent's writers, unmaps the rings and records into new
+ * rings of its own, in memory (flight recorder), writing nothing to disk.
+ * (With the daemon, the child will get new buffers from it.) */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "recorder/fdr-int.h"
+
+int fdr__initialized;
+pid_t fdr__pid;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int exiting;
+
+pid_t fdr__gettid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+/* Every discarded event must reach the trace: each buffer whose last
+ * packet does not report its current count gets an empty packet that does
+ * (writer.c). A full ring is written out first. Writers are quiesced. */
+static void carry_all_discards(uint64_t now)
+{
+    for (uint32_t i = 0; i < fdr__buf_count(); i++) {
+        struct fdr__buf *b = fdr__buf_at(i);
+        struct fdr__writer *owner = NULL;
+        for (struct fdr__writer *w = fdr__writers; w && !owner; w = w->next)
+            if (w->buf == b)
+                owner = w;
+        for (int tries = 0; tries < 2; tries++) {
+            int r = owner ? fdr__writer_carry_discards(owner, now)
+                          : fdr__buf_carry_discards(b, now);
+            if (r != -ENOSPC)
+                break;
+            fdr__consumer_drain(0);
+        }
+    }
+}
+
+static int flush_all(int final)
+{
+    int r = 0;
+    pthread_mutex_lock(&fdr__writers_lock);
+    if (fdr__section_quiesce() < 0) {
+        /* A writer could not be stopped (signal fallback, signal blocked):
+         * its packet may be changing, so nothing is closed. */
+        pthread_mutex_unlock(&fdr__writers_lock);
+        fdr__warn("flush: a thread could not be stopped; its events are not written");
+        return -ETIMEDOUT;
+    }
+    uint64_t now = fdr__now();
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+        fdr__writer_close_packet(w, now);
+    carry_all_discards(now);
+    if (fdr__cfg.mode == FDR__MODE_OVERWRITE) {
+        /* Only the newest n-1 complete packets of each ring are whole, and
+         * writers must stay paused while they are written out. */
+        for (uint32_t i = 0; i < fdr__buf_count(); i++) {
+            struct fdr__buf_hdr *h = fdr__buf_at(i)->hdr;
+            if (h->produced - h->consumed > h->n_packets - 1)
+                h->consumed = h->produced - (h->n_packets - 1);
+        }
+        r = fdr__consumer_drain(1);
+    }
+    if (final)
+        __atomic_store_n(&fdr__enabled_default, 0, __ATOMIC_RELAXED);
+    else
+        fdr__section_resume();
+    pthread_mutex_unlock(&fdr__writers_lock);
+    /* Discard mode: the closed packets are published; writing them out
+     * does not need the writers stopped. */
+    if (fdr__cfg.mode == FDR__MODE_DISCARD)
+        r = fdr__consumer_drain(1);
+    return r;
+}
+
+static void at_exit(void)
+{
+    if (exiting)
+        return;
+    exiting = 1;
+    fdr__consumer_stop();
+    if (fdr__cfg.output[0])
+        flush_all(1);
+}
+
+int fdr_flush(void)
+{
+    fdr__init();
+    if (!fdr__cfg.output[0])
+        return -ENOTSUP;
+    return flush_all(0);
+}
+
+static void fork_prepare(void)
+{
+    fdr__registry_lock();
+    pthread_mutex_lock(&fdr__writers_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&fdr__writers_lock);
+    fdr__registry_unlock();
+}
+
+static void fork_child(void)
+{
+    /* The parent's writers, rings and trace files stay the parent's: the
+     * child starts with new rings of its own, in memory (flight recorder,
+     * crash dumps, snapshots), and writes no trace to disk. */
+    fdr__pid = getpid();
+    for (struct fdr__writer *w = fdr__writers, *next; w; w = next) {
+        next = w->next;
+        if (w->self != &fdr__self)
+            free(w); /* its thread does not exist here */
+    }
+    struct fdr__thread *t = &fdr__self;
+    free(t->writer);
+    t->writer = NULL;
+    t->pos = t->end = NULL;
+    fdr__writers = NULL;
+    fdr__buf_forget_all();
+    fdr__consumer_forget();
+    fdr__cfg.output[0] = 0;
+    fdr__cfg.mode = FDR__MODE_OVERWRITE;
+    pthread_mutex_unlock(&fdr__writers_lock);
+    fdr__registry_unlock();
+}
+
+static void init_once(void)
+{
+    fdr__pid = getpid();
+    fdr__config_load();
+    fdr__clock_init();
+    fdr__registry_init();
+    fdr__section_init();
+    if (getrandom(fdr__trace_uuid, sizeof fdr__trace_uuid, GRND_NONBLOCK) !=
+        (ssize_t)sizeof fdr__trace_uuid) {
+        uint64_t a = fdr__now() ^ (uint64_t)fdr__pid << 32;
+        memcpy(fdr__trace_uuid, &a, 8);
+    }
+    fdr__trace_uuid[6] = (uint8_t)((fdr__trace_uuid[6] & 0x0f) | 0x40);
+    fdr__trace_uuid[8] = (uint8_t)((fdr__trace_uuid[8] & 0x3f) | 0x80);
+    fdr__control_init(); /* FDR_EVENTS, FDR_TRACES (control.c) */
+    fdr__print_open();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(at_exit);
+    if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_DISCARD &&
+        fdr__consumer_start() < 0) {
+        /* No trace on disk (reported): keep the newest events in memory. */
+        fdr__cfg.output[0] = 0;
+        fdr__cfg.mode = FDR__MODE_OVERWRITE;
+    } else if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_OVERWRITE)
+        fdr__consumer_prepare();
+    fdr__flight_init(); /* crash handlers, snapshot signal (snapshot.c) */
+    __atomic_store_n(&fdr__initialized, 1, __ATOMIC_RELEASE);
+}
+
+void fdr__init(void)
+{
+    if (__builtin_expect(__atomic_load_n(&fdr__initialized, __ATOMIC_ACQUIRE), 1))
+        return;
+    pthread_once(&once, init_once);
+}

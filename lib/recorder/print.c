@@ -1,0 +1,90 @@
+/* print.c - live text tracing: events printed as they are recorded.
+ *
+ * An event whose site has the FDR__S_PRINT state (FDR_TRACES,
+ * fdr_trace_set) is formatted at commit, by the thread that recorded it,
+ * into one line:
+ *
+ *     <seconds since start> [<tid>] <provider>:<event> <message>
+ *     0.000123456 [4242] net:rx len=60 proto=6 dev=eth0
+ *
+ * and written with a single write(2) to stderr or FDR_TRACE_FILE (opened
+ * with O_APPEND), so lines of different threads never interleave: a write
+ * to a pipe of at most PIPE_BUF bytes is atomic, and O_APPEND makes each
+ * write to a file land whole at the end. A line is at most 8 KiB (a longer
+ * message is cut); on a pipe, lines above PIPE_BUF (4 KiB) could in
+ * principle be split by the kernel when the pipe is full.
+ *
+ * Printing is independent of recording: a printed event that is not
+ * recorded is built in a per-thread scratch area (writer.c) and never
+ * reaches the ring. This is the slow path by design: formatting and a
+ * system call per event (see the cost measured in tests/test-live.py's
+ * comment). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder/fdr-int.h"
+
+int fdr__print_fd = 2;
+
+void fdr__print_open(void)
+{
+    if (!fdr__cfg.trace_file[0])
+        return;
+    int fd = open(fdr__cfg.trace_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        fdr__warn("FDR_TRACE_FILE=\"%s\": %s; printing to stderr", fdr__cfg.trace_file,
+                  strerror(errno));
+    else
+        fdr__print_fd = fd;
+}
+
+/* Builds "<sec>.<ns9> [tid] " at out; returns its length. */
+static size_t line_prefix(char *out, uint64_t ts)
+{
+    size_t n = fdr__fmt_seconds(out, fdr__clock_to_ns_since_start(ts));
+    out[n++] = ' ';
+    out[n++] = '[';
+    /* The writer caches the tid: no gettid system call per line. */
+    const struct fdr__writer *w = fdr__self.writer;
+    n += fdr__fmt_u64(out + n, (uint64_t)(w ? w->tid : fdr__gettid()), 10, 0);
+    out[n++] = ']';
+    out[n++] = ' ';
+    return n;
+}
+
+size_t fdr__format_line(char *line, size_t cap, const struct fdr__class *c,
+                        const char *payload, size_t len, uint64_t ts)
+{
+    size_t n = line_prefix(line, ts);
+    const char *p = fdr__str(c->provider), *e = fdr__str(c->event);
+    size_t pl = strlen(p), el = strlen(e);
+    if (n + pl + el + 3 < cap) {
+        memcpy(line + n, p, pl);
+        n += pl;
+        line[n++] = ':';
+        memcpy(line + n, e, el);
+        n += el;
+        line[n++] = ' ';
+    }
+    size_t m = fdr__format_payload(line + n, cap - n - 1, c, payload, len);
+    if (m == 0 && n > 0 && line[n - 1] == ' ')
+        n--; /* no message: the line ends with the name */
+    n += m;
+    line[n++] = '\n';
+    return n;
+}
+
+void fdr__print_event(const struct fdr__site *s, const char *payload, size_t len,
+                      uint64_t ts)
+{
+    const struct fdr__class *c = fdr__class_get(s->id);
+    if (!c)
+        return;
+    char line[8192];
+    size_t n = fdr__format_line(line, sizeof line, c, payload, len, ts);
+    while (write(fdr__print_fd, line, n) < 0 && errno == EINTR)
+        ;
+}

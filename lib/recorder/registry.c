@@ -1,0 +1,365 @@
+/* registry.c - event classes, call sites and their on/off state.
+ *
+ * An event class is what a trace reader needs to decode an event: id,
+ * provider, name, field names and types, format, source location. Classes
+ * live in a table without pointers (strings are offsets into a pool in the
+ * same mapping), so that the table can later live in shared memory and be
+ * shared by processes through the daemon. Class ids are indexes + 1.
+ *
+ * A call site (struct fdr__site, a static in the instrumented code) is
+ * registered once: at load time through the "fdr_sites" section, or on its
+ * first use. Two sites with the same provider, name, field names, types and
+ * format share a class; a site with the same name but other fields gets a
+ * class of its own (CTF allows several classes with one name).
+ *
+ * The state of every site (recorded? printed?) is a function of its
+ * provider:event name and two rule lists (pattern.c): the recording rules
+ * (FDR_EVENTS, fdr_record_set) and the printing rules (FDR_TRACES,
+ * fdr_trace_set). When a rule list changes, every site is recomputed and
+ * its state byte stored with a relaxed store: the fast path sees the change
+ * at its next event. All of this happens under one mutex, never on the fast
+ * path. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "recorder/fdr-int.h"
+#include "common/pattern.h"
+
+#define POOL_SIZE (16u << 20)
+
+struct region {
+    uint32_t magic;
+    uint32_t n_classes;
+    uint32_t pool_used;
+    uint32_t pad;
+    uint64_t generation;
+    struct fdr__class classes[FDR__MAX_CLASSES];
+    char pool[POOL_SIZE];
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct region *reg;
+
+/* Process-local: every known site, for state updates. */
+static struct fdr__site **sites;
+static size_t n_sites, cap_sites;
+
+/* Process-local: hash of (provider, event) -> first class id with it. */
+#define HASH_SIZE 32768
+static uint16_t hash_head[HASH_SIZE];
+static uint16_t hash_next[FDR__MAX_CLASSES + 1];
+
+/* Known module ranges of the fdr_sites section. */
+static struct fdr__site *const *ranges[256];
+static size_t n_ranges;
+
+static struct fdr__rules *record_rules, *print_rules;
+/* What the recording rules decide for an event no item matches: all events
+ * are recorded when FDR_EVENTS is unset or empty or starts with a '-' item
+ * ("-net:rx": all but net:rx); "net:*" records only what it names. */
+static int record_default = 1;
+
+void fdr__registry_lock(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void fdr__registry_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+void fdr__registry_init(void)
+{
+    if (reg)
+        return;
+    void *p = mmap(NULL, sizeof(struct region), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        fdr__warn("cannot map the event registry; tracing is off");
+        return;
+    }
+    reg = p;
+    reg->magic = 0x46445252; /* "FDRR" */
+    reg->pool_used = 1;      /* offset 0 is "" */
+}
+
+const char *fdr__str(uint32_t off)
+{
+    return reg && off < POOL_SIZE ? reg->pool + off : "";
+}
+
+const struct fdr__class *fdr__class_get(uint16_t id)
+{
+    if (!reg || id == 0 || id > __atomic_load_n(&reg->n_classes, __ATOMIC_ACQUIRE))
+        return NULL;
+    return &reg->classes[id - 1];
+}
+
+uint32_t fdr__class_count(void)
+{
+    return reg ? __atomic_load_n(&reg->n_classes, __ATOMIC_ACQUIRE) : 0;
+}
+
+uint64_t fdr__registry_generation(void)
+{
+    return reg ? __atomic_load_n(&reg->generation, __ATOMIC_ACQUIRE) : 0;
+}
+
+static uint32_t intern(const char *s, size_t len)
+{
+    if (!s || len == 0)
+        return 0;
+    if (reg->pool_used + len + 1 > POOL_SIZE)
+        return 0;
+    uint32_t off = reg->pool_used;
+    memcpy(reg->pool + off, s, len);
+    reg->pool[off + len] = 0;
+    reg->pool_used += (uint32_t)len + 1;
+    return off;
+}
+
+static uint32_t intern_str(const char *s)
+{
+    return s ? intern(s, strlen(s)) : 0;
+}
+
+static unsigned hash_name(const char *p, const char *e)
+{
+    unsigned h = 2166136261u;
+    for (; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    h = (h ^ ':') * 16777619u;
+    for (; *e; e++)
+        h = (h ^ (unsigned char)*e) * 16777619u;
+    return h % HASH_SIZE;
+}
+
+static int is_ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_';
+}
+
+/* Field names: from s->names ("a,b,c") or from the format ("len=%u"). A
+ * missing, invalid or repeated name becomes argN. */
+static void field_names(const struct fdr__site *s, char names[][64])
+{
+    for (unsigned i = 0; i < s->nargs; i++)
+        names[i][0] = 0;
+    if (s->names) {
+        const char *p = s->names;
+        for (unsigned i = 0; i < s->nargs && *p; i++) {
+            size_t n = strcspn(p, ",");
+            while (n && p[n - 1] == ' ')
+                n--;
+            if (n < 64) {
+                memcpy(names[i], p, n);
+                names[i][n] = 0;
+            }
+            p += strcspn(p, ",");
+            if (*p == ',')
+                p++;
+            while (*p == ' ')
+                p++;
+        }
+    } else if (s->format) {
+        const char *f = s->format;
+        unsigned i = 0;
+        for (const char *c = f; *c && i < s->nargs; c++) {
+            if (*c != '%')
+                continue;
+            if (c[1] == '%') {
+                c++;
+                continue;
+            }
+            /* a name is the identifier just before "=%" or ":%" */
+            const char *e = c;
+            if (e > f && (e[-1] == '=' || e[-1] == ':')) {
+                const char *b = e - 1;
+                while (b > f && is_ident_char(b[-1]))
+                    b--;
+                size_t n = (size_t)(e - 1 - b);
+                if (n > 0 && n < 64) {
+                    memcpy(names[i], b, n);
+                    names[i][n] = 0;
+                }
+            }
+            i++;
+        }
+    }
+    for (unsigned i = 0; i < s->nargs; i++) {
+        int ok = names[i][0] != 0 && !(names[i][0] >= '0' && names[i][0] <= '9');
+        for (const char *c = names[i]; ok && *c; c++)
+            ok = is_ident_char(*c);
+        for (unsigned j = 0; ok && j < i; j++)
+            ok = strcmp(names[i], names[j]) != 0;
+        if (!ok) {
+            names[i][0] = 'a';
+            names[i][1] = 'r';
+            names[i][2] = 'g';
+            fdr__fmt_u64(names[i] + 3, i, 10, 0);
+        }
+    }
+}
+
+static int same_class(const struct fdr__class *c, const struct fdr__site *s,
+                      char names[][64])
+{
+    if (c->kind != s->kind || c->nfields != s->nargs ||
+        strcmp(fdr__str(c->format), s->format ? s->format : "") != 0)
+        return 0;
+    for (unsigned i = 0; i < s->nargs; i++)
+        if (c->types[i] != s->types[i] || strcmp(fdr__str(c->names[i]), names[i]) != 0)
+            return 0;
+    return 1;
+}
+
+/* Returns the class id for site s, creating the class; 0 when full. */
+static uint16_t class_for(const struct fdr__site *s)
+{
+    char names[FDR_MAX_FIELDS][64];
+    field_names(s, names);
+    unsigned h = hash_name(s->provider, s->event);
+    for (uint16_t id = hash_head[h]; id; id = hash_next[id]) {
+        const struct fdr__class *c = &reg->classes[id - 1];
+        if (strcmp(fdr__str(c->provider), s->provider) == 0 &&
+            strcmp(fdr__str(c->event), s->event) == 0 && same_class(c, s, names))
+            return id;
+    }
+    if (reg->n_classes >= FDR__MAX_CLASSES || reg->n_classes >= 65535) {
+        fdr__warn("too many event classes; %s:%s is not recorded", s->provider, s->event);
+        return 0;
+    }
+    struct fdr__class *c = &reg->classes[reg->n_classes];
+    memset(c, 0, sizeof *c);
+    c->id = (uint16_t)(reg->n_classes + 1);
+    c->nfields = s->nargs;
+    c->kind = s->kind; /* FDR__SITE_TRACE or FDR__SITE_RAW */
+    c->line = s->line;
+    c->provider = intern_str(s->provider);
+    c->event = intern_str(s->event);
+    c->format = intern_str(s->format);
+    c->file = intern_str(s->file);
+    for (unsigned i = 0; i < s->nargs; i++) {
+        c->types[i] = s->types[i];
+        c->names[i] = intern_str(names[i]);
+    }
+    hash_next[c->id] = hash_head[h];
+    hash_head[h] = c->id;
+    /* Observable: the class is complete before readers see the count. */
+    __atomic_store_n(&reg->n_classes, reg->n_classes + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&reg->generation, reg->generation + 1, __ATOMIC_RELEASE);
+    return c->id;
+}
+
+static uint8_t compute_state(const struct fdr__site *s)
+{
+    int rec = record_rules ? fdr__rules_match(record_rules, s->provider, s->event) : -1;
+    int pr = print_rules ? fdr__rules_match(print_rules, s->provider, s->event) : -1;
+    uint8_t st = 0;
+    if (rec == 1 || (rec == -1 && record_default))
+        st |= FDR__S_RECORD;
+    if (pr == 1)
+        st |= FDR__S_PRINT;
+    return st;
+}
+
+static void set_state(struct fdr__site *s)
+{
+    uint8_t st = compute_state(s);
+    if (s->kind != FDR__SITE_GUARD && s->id == 0)
+        st = 0; /* no class: cannot be recorded */
+    __atomic_store_n(&s->state, st, __ATOMIC_RELAXED);
+}
+
+static void register_locked(struct fdr__site *s)
+{
+    if (!(__atomic_load_n(&s->state, __ATOMIC_RELAXED) & FDR__S_NEW))
+        return;
+    if (n_sites == cap_sites) {
+        size_t cap = cap_sites ? cap_sites * 2 : 256;
+        struct fdr__site **n = realloc(sites, cap * sizeof *n);
+        if (!n) {
+            __atomic_store_n(&s->state, 0, __ATOMIC_RELAXED);
+            return;
+        }
+        sites = n;
+        cap_sites = cap;
+    }
+    sites[n_sites++] = s;
+    if (s->kind != FDR__SITE_GUARD && reg)
+        s->id = class_for(s);
+    set_state(s);
+}
+
+void fdr__site_register(struct fdr__site *s)
+{
+    fdr__init();
+    pthread_mutex_lock(&lock);
+    register_locked(s);
+    pthread_mutex_unlock(&lock);
+}
+
+void fdr__register_sites(struct fdr__site *const *begin, struct fdr__site *const *end)
+{
+    fdr__init();
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < n_ranges; i++) {
+        if (ranges[i] == begin) {
+            pthread_mutex_unlock(&lock);
+            return;
+        }
+    }
+    if (n_ranges < sizeof ranges / sizeof ranges[0])
+        ranges[n_ranges++] = begin;
+    for (struct fdr__site *const *p = begin; p < end; p++)
+        if (*p)
+            register_locked(*p);
+    pthread_mutex_unlock(&lock);
+    fdr__control_ready(begin);
+}
+
+int fdr__guard_check(struct fdr__site *s)
+{
+    if (__atomic_load_n(&s->state, __ATOMIC_RELAXED) & FDR__S_NEW)
+        fdr__site_register(s);
+    return __atomic_load_n(&s->state, __ATOMIC_RELAXED) != 0;
+}
+
+/* Replaces one rule list (takes ownership of r) and recomputes every site. */
+void fdr__registry_set_rules(int print, struct fdr__rules *r)
+{
+    pthread_mutex_lock(&lock);
+    struct fdr__rules **slot = print ? &print_rules : &record_rules;
+    struct fdr__rules *old = *slot;
+    *slot = r;
+    if (!print) {
+        int on = 0;
+        record_default = fdr__rules_count(r) == 0 ||
+                         (fdr__rules_rule(r, 0, NULL, NULL, &on) == 0 && !on);
+    }
+    for (size_t i = 0; i < n_sites; i++)
+        set_state(sites[i]);
+    pthread_mutex_unlock(&lock);
+    fdr__rules_free(old);
+}
+
+/* Calls fn for each distinct provider:event known, with its state. */
+void fdr__registry_each(void (*fn)(void *arg, const struct fdr__site *s, uint8_t state),
+                        void *arg)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < n_sites; i++) {
+        struct fdr__site *s = sites[i];
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(sites[j]->provider, s->provider) == 0 &&
+                   strcmp(sites[j]->event, s->event) == 0;
+        if (!seen)
+            fn(arg, s, compute_state(s));
+    }
+    pthread_mutex_unlock(&lock);
+}

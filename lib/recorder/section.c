@@ -1,0 +1,302 @@
+/* section.c - stopping writers: the "tracing enabled" / "in tracing
+ * section" protocol, and the tracing-activity API (fdr/flight.h).
+ *
+ * A controller (flush, snapshot, crash dump, fdr_set_tracing_enabled)
+ * needs writers out of their buffers. Each thread has two words in its TLS
+ * block:
+ *
+ *   enabled      written by the controller, read by the writer
+ *   in_section   written by the writer around each event
+ *
+ * Writer (fdr__reserve):            Controller (fdr__section_quiesce):
+ *   in_section = 1                    enabled = 0 or 2     (every writer)
+ *   compiler barrier                  barrier()            (a full fence
+ *   if (enabled != 1) leave                                 on every CPU
+ *   ... write the event ...                                 running a writer)
+ *   in_section = 0 (release)          wait until in_section == 0 (acquire)
+ *
+ * This is Dekker's pattern: each side stores, then loads the other's flag.
+ * Without a store-load fence on both sides, both loads can miss the other
+ * store (x86 store buffers do exactly that): barectf's generated code has
+ * this bug. An mfence on the writer side would cost ~10-30 cycles per
+ * event, so the fence is made asymmetric: the controller makes every
+ * writer execute a full barrier. After it, either the writer's
+ * in_section = 1 is visible to the controller (which then waits), or the
+ * writer's load of `enabled` comes after the barrier and sees the stop.
+ *
+ * The barrier, in order of preference (FDR_SECTION_BARRIER forces one):
+ *   membarrier(2) MEMBARRIER_CMD_PRIVATE_EXPEDITED (Linux 4.14): IPIs to
+ *     the CPUs running threads of this process, a few microseconds;
+ *   MEMBARRIER_CMD_GLOBAL (Linux 4.3): waits for a grace period, slow but
+ *     the same guarantee;
+ *   signals: without membarrier, the controller sends SIGRTMAX-2 to each
+ *     writer thread (tgkill) and waits until each acknowledges. The handler
+ *     runs a full fence and then stores the round number (release); the
+ *     controller's acquire load of that number orders everything the
+ *     writer stored before the interruption (in_section = 1) before the
+ *     controller's next load, and everything the writer loads after the
+ *     handler (enabled) after the controller's store. A writer that blocks
+ *     the signal never answers: after a timeout the quiesce fails with
+ *     -ETIMEDOUT and is undone, it never guesses.
+ *
+ * Quiesce stores FDR__PAUSED (2), not 0, in the threads that
+ * were recording, so that an event that arrives meanwhile is counted as
+ * discarded rather than lost silently (writer.c). The writers lock is held
+ * by the caller throughout, so threads neither appear nor vanish. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder/fdr-int.h"
+
+enum { BARRIER_SIGNAL = -1 };
+
+static int barrier_cmd;        /* membarrier command, or BARRIER_SIGNAL */
+static int barrier_sig;        /* the signal of the fallback */
+static uint32_t barrier_round; /* incremented per signal barrier */
+int fdr__section_no_barrier;   /* test hook: skip the barrier (must fail) */
+
+#define SIGNAL_TIMEOUT_NS 1000000000ull
+
+static long membarrier(int cmd, unsigned flags)
+{
+    return syscall(__NR_membarrier, cmd, flags, 0);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void barrier_handler(int sig)
+{
+    (void)sig;
+    struct fdr__writer *w = fdr__self.writer;
+    /* Acquire pairs with the seq_cst increment in signal_barrier: the
+     * controller's stores of `enabled` happen before what follows. */
+    uint32_t round = __atomic_load_n(&barrier_round, __ATOMIC_ACQUIRE);
+    /* The point of the whole handler: a full fence on this CPU, between
+     * this thread's earlier stores (in_section) and its later loads. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (w)
+        /* Observable: pairs with the acquire load in signal_barrier. */
+        __atomic_store_n(&w->barrier_ack, round, __ATOMIC_RELEASE);
+}
+
+static int install_signal_barrier(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = barrier_handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    barrier_sig = SIGRTMAX - 2;
+    return sigaction(barrier_sig, &sa, NULL);
+}
+
+void fdr__section_init(void)
+{
+    const char *force = getenv("FDR_SECTION_BARRIER");
+    int want_signal = force && strcmp(force, "signal") == 0;
+    if (force && *force && !want_signal && strcmp(force, "auto") != 0 &&
+        strcmp(force, "membarrier") != 0)
+        fdr__warn("FDR_SECTION_BARRIER=\"%s\" is not valid (auto, membarrier or signal); "
+                  "using auto",
+                  force);
+    long mask = want_signal ? -1 : membarrier(MEMBARRIER_CMD_QUERY, 0);
+    if (mask > 0 && (mask & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+        membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0)
+        barrier_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+    else if (mask > 0 && (mask & MEMBARRIER_CMD_GLOBAL))
+        barrier_cmd = MEMBARRIER_CMD_GLOBAL;
+    else if (install_signal_barrier() == 0)
+        barrier_cmd = BARRIER_SIGNAL;
+    else
+        barrier_cmd = 0; /* cannot happen on Linux; quiesce then fails */
+}
+
+/* The fallback: every writer but the caller runs barrier_handler. */
+static int signal_barrier(const struct fdr__writer *self, uint64_t timeout_ns)
+{
+    /* Seq_cst: ordered after the caller's stores of `enabled`; pairs with
+     * the acquire load in barrier_handler. */
+    uint32_t round = __atomic_add_fetch(&barrier_round, 1, __ATOMIC_SEQ_CST);
+    pid_t pid = (pid_t)syscall(SYS_getpid);
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+        if (w != self && syscall(SYS_tgkill, pid, w->tid, barrier_sig) < 0)
+            __atomic_store_n(&w->barrier_ack, round, __ATOMIC_RELAXED); /* gone */
+    uint64_t deadline = mono_ns() + timeout_ns;
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next) {
+        if (w == self)
+            continue;
+        unsigned spins = 0;
+        /* Acquire pairs with the release in barrier_handler. */
+        while (__atomic_load_n(&w->barrier_ack, __ATOMIC_ACQUIRE) != round) {
+            if (++spins < 64)
+                continue;
+            sched_yield();
+            if (mono_ns() > deadline)
+                return -ETIMEDOUT;
+        }
+    }
+    return 0;
+}
+
+static int barrier(const struct fdr__writer *self, uint64_t timeout_ns)
+{
+    if (fdr__section_no_barrier)
+        return 0;
+    if (barrier_cmd == BARRIER_SIGNAL)
+        return signal_barrier(self, timeout_ns);
+    if (barrier_cmd && membarrier(barrier_cmd, 0) == 0)
+        return 0;
+    return -ENOTSUP;
+}
+
+int fdr__section_barrier(void)
+{
+    return barrier(fdr__self.writer, SIGNAL_TIMEOUT_NS);
+}
+
+static int wait_out(const struct fdr__writer *w, uint64_t deadline)
+{
+    unsigned spins = 0;
+    /* Acquire pairs with the release store of in_section in fdr__commit:
+     * the writer's last event is complete in memory. */
+    while (__atomic_load_n(&w->self->in_section, __ATOMIC_ACQUIRE)) {
+        if (++spins > 64)
+            sched_yield();
+        if (deadline && (spins & 255) == 0 && mono_ns() > deadline)
+            return -ETIMEDOUT;
+    }
+    return 0;
+}
+
+static void stop_all(void)
+{
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+        if (__atomic_load_n(&w->self->enabled, __ATOMIC_RELAXED) == 1)
+            __atomic_store_n(&w->self->enabled, FDR__PAUSED, __ATOMIC_RELAXED);
+}
+
+int fdr__section_quiesce(void)
+{
+    stop_all();
+    int r = fdr__section_barrier();
+    if (r < 0) {
+        fdr__section_resume();
+        return r;
+    }
+    const struct fdr__writer *self = fdr__self.writer;
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+        if (w != self) /* the caller is between events, not inside one */
+            wait_out(w, 0);
+    return 0;
+}
+
+int fdr__section_quiesce_unlocked(const struct fdr__writer *self, uint64_t timeout_ns)
+{
+    stop_all();
+    int r = barrier(self, timeout_ns);
+    uint64_t deadline = mono_ns() + timeout_ns;
+    for (struct fdr__writer *w = fdr__writers; w && r == 0; w = w->next)
+        if (w != self)
+            r = wait_out(w, deadline);
+    return r;
+}
+
+static uint32_t should_record(const struct fdr__writer *w)
+{
+    return __atomic_load_n(&fdr__enabled_default, __ATOMIC_RELAXED) && w->user_enabled;
+}
+
+void fdr__section_resume(void)
+{
+    /* Observable: release pairs with the acquire load of `enabled` in
+     * fdr__reserve; the writer then sees what the controller changed. */
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+        __atomic_store_n(&w->self->enabled, should_record(w), __ATOMIC_RELEASE);
+}
+
+/* ---- the tracing-activity API -------------------------------------------- */
+
+static struct fdr__thread *thread_of(fdr_thread_t *t)
+{
+    return (struct fdr__thread *)(void *)t;
+}
+
+fdr_thread_t *fdr_thread_self(void)
+{
+    if (!fdr__writer_self())
+        return NULL;
+    return (fdr_thread_t *)(void *)&fdr__self;
+}
+
+void fdr_set_tracing_enabled(bool enabled)
+{
+    fdr__init();
+    pthread_mutex_lock(&fdr__writers_lock);
+    __atomic_store_n(&fdr__enabled_default, enabled ? 1u : 0u, __ATOMIC_RELAXED);
+    if (enabled) {
+        fdr__section_resume();
+    } else {
+        for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+            __atomic_store_n(&w->self->enabled, 0, __ATOMIC_RELAXED);
+        fdr__section_barrier();
+    }
+    pthread_mutex_unlock(&fdr__writers_lock);
+}
+
+bool fdr_is_tracing_enabled(void)
+{
+    fdr__init();
+    return __atomic_load_n(&fdr__enabled_default, __ATOMIC_RELAXED) != 0;
+}
+
+void fdr_thread_set_tracing_enabled(fdr_thread_t *thread, bool enabled)
+{
+    if (!thread)
+        return;
+    struct fdr__thread *t = thread_of(thread);
+    pthread_mutex_lock(&fdr__writers_lock);
+    struct fdr__writer *w = t->writer;
+    if (w) {
+        w->user_enabled = enabled;
+        /* Release: as in fdr__section_resume. */
+        __atomic_store_n(&t->enabled, should_record(w), __ATOMIC_RELEASE);
+        if (!enabled)
+            fdr__section_barrier();
+    }
+    pthread_mutex_unlock(&fdr__writers_lock);
+}
+
+bool fdr_thread_is_tracing_enabled(fdr_thread_t *thread)
+{
+    if (!thread)
+        return false;
+    struct fdr__thread *t = thread_of(thread);
+    pthread_mutex_lock(&fdr__writers_lock);
+    bool on = t->writer && ((struct fdr__writer *)t->writer)->user_enabled;
+    pthread_mutex_unlock(&fdr__writers_lock);
+    return on;
+}
+
+bool fdr_is_in_tracing_section(fdr_thread_t *thread)
+{
+    /* Acquire: pairs with the release in fdr__commit (see wait_out). */
+    return thread && __atomic_load_n(&thread_of(thread)->in_section, __ATOMIC_ACQUIRE);
+}
+
+volatile const uint32_t *fdr_is_in_tracing_section_ptr(fdr_thread_t *thread)
+{
+    return thread ? &thread_of(thread)->in_section : NULL;
+}

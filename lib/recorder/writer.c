@@ -1,0 +1,415 @@
+/* writer.c - the writing side: one writer per thread, its packets, its exit.
+ *
+ * Each thread that records gets a writer: its TLS block (fdr__self, read by
+ * the inline fast path), a buffer taken from the pool (buffer.c) and, at
+ * any time, at most one open packet in that buffer.
+ *
+ * The fast path (include/fdr/internal/fastpath.h) only ever appends to the
+ * open packet. Everything else comes here, to fdr__reserve_slow():
+ *
+ *   - first use of a call site: register its event class (registry.c);
+ *   - first event of a thread: create its writer, take a buffer;
+ *   - the event does not fit: close the packet and open the next one. In
+ *     discard mode the next one must have been written out by the consumer,
+ *     otherwise the event is dropped and counted; in overwrite mode the
+ *     oldest packet is reused;
+ *   - printing: the event is built in a scratch area (or in the packet if
+ *     it is also recorded) and fdr__commit_slow() prints it;
+ *   - nested: a signal handler recorded while this thread was inside an
+ *     event; the nested event is counted as discarded (hdr->nested).
+ *
+ * Closing a packet fills in its end time, content size and cumulative
+ * discarded count, then publishes it with a release store of `produced`
+ * (the consumer's acquire load pairs with it).
+ *
+ * At thread exit (a pthread key destructor) the open packet is closed and
+ * the buffer goes back to the pool: ten thousand short threads reuse a
+ * handful of buffers. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder/fdr-int.h"
+
+__thread struct fdr__thread fdr__self __attribute__((tls_model("initial-exec")));
+
+pthread_mutex_t fdr__writers_lock = PTHREAD_MUTEX_INITIALIZER;
+struct fdr__writer *fdr__writers;
+uint32_t fdr__enabled_default = 1;
+
+static pthread_key_t writer_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+/* Scratch space for events that are printed but not recorded. */
+#define SCRATCH_SIZE (FDR_MAX_FIELDS * 4100 + 64)
+static __thread char scratch[SCRATCH_SIZE];
+/* Nested events discarded before the thread had a writer (signal handler
+ * during the thread's first event); moved to its buffer at creation. */
+static __thread uint64_t nested_early;
+
+static void writer_destructor(void *arg)
+{
+    (void)arg;
+    fdr__writer_thread_exit();
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&writer_key, writer_destructor);
+}
+
+static void leave_section(struct fdr__thread *t)
+{
+    __atomic_store_n(&t->in_section, 0, __ATOMIC_RELEASE);
+}
+
+static void count_discarded(struct fdr__writer *w)
+{
+    if (w && w->buf)
+        w->buf->hdr->discarded++;
+}
+
+static struct fdr__writer *writer_create(struct fdr__thread *t)
+{
+    fdr__init();
+    pthread_once(&key_once, make_key);
+    struct fdr__writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->self = t;
+    w->tid = fdr__gettid();
+    w->user_enabled = 1;
+    pthread_mutex_lock(&fdr__writers_lock);
+    w->buf = fdr__buf_get();
+    if (!w->buf) {
+        pthread_mutex_unlock(&fdr__writers_lock);
+        free(w);
+        return NULL;
+    }
+    w->next = fdr__writers;
+    if (fdr__writers)
+        fdr__writers->prev = w;
+    fdr__writers = w;
+    t->writer = w;
+    /* Events nested in this thread's first event before it had a buffer
+     * (flight-reentry test): counted now, in the first packet. */
+    __atomic_fetch_add(&w->buf->hdr->nested, nested_early, __ATOMIC_RELAXED);
+    nested_early = 0;
+    __atomic_store_n(&t->enabled,
+                     __atomic_load_n(&fdr__enabled_default, __ATOMIC_RELAXED),
+                     __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&fdr__writers_lock);
+    pthread_setspecific(writer_key, w);
+    fdr__crash_thread_init(); /* alternate signal stack (crash.c) */
+    return w;
+}
+
+struct fdr__writer *fdr__writer_self(void)
+{
+    struct fdr__thread *t = &fdr__self;
+    return t->writer ? t->writer : writer_create(t);
+}
+
+static uint64_t discarded_total(const struct fdr__buf_hdr *h)
+{
+    return h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
+}
+
+static void fill_header(struct fdr__writer *w, struct fdr__pkt *p, uint64_t seq,
+                        uint64_t now, uint64_t discarded)
+{
+    const struct fdr__buf_hdr *h = w->buf->hdr;
+    p->magic = FDR__CTF_MAGIC;
+    memcpy(p->uuid, fdr__trace_uuid, 16);
+    p->stream_instance_id = h->index;
+    p->ts_begin = now;
+    p->ts_end = now;
+    p->content_size = sizeof *p * 8;
+    p->packet_size = (uint64_t)h->packet_size * 8;
+    p->seq = seq;
+    p->discarded = discarded;
+    p->pid = (uint32_t)fdr__pid;
+    p->tid = (uint32_t)w->tid;
+    char name[17] = {0};
+    prctl(PR_GET_NAME, name);
+    memcpy(p->thread_name, name, 16);
+}
+
+static int ring_full(struct fdr__buf_hdr *h)
+{
+    return h->mode == FDR__MODE_DISCARD &&
+           h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) >= h->n_packets;
+}
+
+static void publish(struct fdr__buf_hdr *h, const struct fdr__pkt *p)
+{
+    h->reported = p->discarded;
+    /* Observable: the packet is complete; pairs with the acquire load of
+     * `produced` in the consumer and in snapshots. */
+    __atomic_store_n(&h->produced, h->produced + 1, __ATOMIC_RELEASE);
+}
+
+/* Opens the packet of sequence number hdr->produced.
+ *
+ * events_discarded is the count when the packet is opened: discards happen
+ * between packets (no room) or while one is open (nested, paused), and the
+ * next packet reports them. The first packet of a stream must say 0
+ * (babeltrace2 reads a non-zero first value as "an unknown number was
+ * lost"), so if events were already lost, an empty packet 0 comes first. */
+static int open_packet(struct fdr__writer *w, uint64_t now)
+{
+    struct fdr__buf_hdr *h = w->buf->hdr;
+    if (ring_full(h)) {
+        fdr__consumer_kick();
+        return -ENOSPC;
+    }
+    uint64_t discarded = discarded_total(h);
+    if (h->produced == 0 && discarded != 0) {
+        struct fdr__pkt *p0 = (struct fdr__pkt *)fdr__buf_slot(h, 0);
+        fill_header(w, p0, 0, now, 0);
+        publish(h, p0);
+        if (ring_full(h))
+            return -ENOSPC;
+    }
+    uint64_t seq = h->produced;
+    struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(h, seq);
+    fill_header(w, p, seq, now, discarded);
+    w->pkt = p;
+    struct fdr__thread *t = w->self;
+    __atomic_store_n(&t->pos, (char *)(p + 1), __ATOMIC_RELAXED);
+    __atomic_store_n(&t->end, (char *)p + h->packet_size, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static void close_packet(struct fdr__writer *w, uint64_t now, int even_empty)
+{
+    struct fdr__pkt *p = w->pkt;
+    if (!p)
+        return;
+    struct fdr__thread *t = w->self;
+    char *pos = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->pos, (char *)NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
+    w->pkt = NULL;
+    if (pos == (char *)(p + 1) && !even_empty)
+        return; /* empty: the slot is simply reused by the next open */
+    struct fdr__buf_hdr *h = w->buf->hdr;
+    if (now < p->ts_begin)
+        now = p->ts_begin;
+    p->ts_end = now;
+    p->content_size = (uint64_t)(pos - (char *)p) * 8;
+    publish(h, p);
+    if (h->mode == FDR__MODE_DISCARD &&
+        (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_RELAXED)) * 2 >=
+            h->n_packets)
+        fdr__consumer_kick();
+}
+
+void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now)
+{
+    close_packet(w, now, 0);
+}
+
+int fdr__writer_carry_discards(struct fdr__writer *w, uint64_t now)
+{
+    struct fdr__buf_hdr *h = w->buf->hdr;
+    if (w->pkt || discarded_total(h) == h->reported)
+        return 0;
+    int r = open_packet(w, now);
+    if (r < 0)
+        return r;
+    close_packet(w, now, 1);
+    return 0;
+}
+
+int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now)
+{
+    struct fdr__thread idle = {0};
+    struct fdr__writer w = {.self = &idle, .buf = b, .tid = 0};
+    return fdr__writer_carry_discards(&w, now);
+}
+
+/* Finds room for `total` bytes in the current packet, switching packets if
+ * needed. Returns the write position or NULL (event discarded). */
+static char *make_room(struct fdr__writer *w, size_t total, uint64_t now)
+{
+    struct fdr__thread *t = w->self;
+    struct fdr__buf_hdr *h = w->buf->hdr;
+    if (total > h->packet_size - sizeof(struct fdr__pkt))
+        return NULL; /* can never fit */
+    if (w->pkt) {
+        char *pos = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
+        char *end = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
+        if ((size_t)(end - pos) >= total)
+            return pos;
+        fdr__writer_close_packet(w, now);
+    }
+    if (open_packet(w, now) < 0)
+        return NULL;
+    return __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
+}
+
+/* The work of fdr__reserve_slow(); *why tells why the event is not recorded
+ * (0 when it is): -EBUSY nested or paused, -ENODATA disabled, -ENOMEM no
+ * writer, -ENOSPC no room (counted), -E2BIG too large to print. A result
+ * with *why == -ENOSPC is an event that is only printed. */
+static char *reserve(struct fdr__site *s, size_t payload, int *why)
+{
+    struct fdr__thread *t = &fdr__self;
+    struct fdr__writer *w = t->writer;
+    *why = 0;
+    if (payload == (size_t)-1) {
+        /* Nested in another event of this thread (signal handler). The
+         * section still belongs to the interrupted event: do not leave it. */
+        if (w && w->buf)
+            __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
+        else /* the interrupted event is this thread's first: no buffer yet */
+            nested_early++;
+        *why = -EBUSY;
+        return NULL;
+    }
+    uint8_t st = fdr__site_state(s);
+    if (st & FDR__S_NEW) {
+        fdr__site_register(s);
+        st = fdr__site_state(s);
+    }
+    if (!(st & (FDR__S_RECORD | FDR__S_PRINT))) {
+        *why = -ENODATA;
+        goto out;
+    }
+    if (!w) {
+        w = writer_create(t);
+        if (!w) {
+            *why = -ENOMEM;
+            goto out;
+        }
+    }
+    uint32_t on = __atomic_load_n(&t->enabled, __ATOMIC_ACQUIRE);
+    if (on != 1) {
+        /* Paused by fdr itself (flush, snapshot): the event is lost and
+         * must be counted. The controller may be reading the buffer, so
+         * only the atomic counter is touched. Off by the user's choice
+         * (fdr_set_tracing_enabled): not recorded, not counted. */
+        if (on == FDR__PAUSED && (st & FDR__S_RECORD))
+            __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
+        *why = on == FDR__PAUSED ? -EBUSY : -ENODATA;
+        goto out;
+    }
+    size_t total = payload + FDR__EVENT_HEADER_SIZE;
+    uint64_t now = fdr__now();
+    char *p;
+    if (st & FDR__S_RECORD) {
+        p = make_room(w, total, now);
+        if (!p) {
+            count_discarded(w);
+            *why = -ENOSPC;
+            if (!(st & FDR__S_PRINT))
+                goto out;
+            p = scratch; /* still print it */
+        }
+    } else {
+        if (total > SCRATCH_SIZE) {
+            *why = -E2BIG;
+            goto out;
+        }
+        p = scratch;
+    }
+    uint16_t id = s->id;
+    memcpy(p, &id, 2);
+    memcpy(p + 2, &now, 8);
+    if (st & FDR__S_PRINT) {
+        t->printing = s;
+        t->print_start = p;
+    }
+    return p + FDR__EVENT_HEADER_SIZE;
+out:
+    leave_section(t);
+    return NULL;
+}
+
+char *fdr__reserve_slow(struct fdr__site *s, size_t payload)
+{
+    int why;
+    return reserve(s, payload, &why);
+}
+
+/* Raw events (provider.c) do not go through the inline fdr__reserve(): they
+ * enter the tracing section here, as it does, and take the slow path every
+ * time, which says why an event is not recorded. */
+char *fdr__reserve_raw(struct fdr__site *s, size_t payload, int *why)
+{
+    struct fdr__thread *t = &fdr__self;
+    if (__atomic_load_n(&t->in_section, __ATOMIC_RELAXED))
+        return reserve(s, (size_t)-1, why); /* nested: counted, section kept */
+    /* Observable: same protocol as fdr__reserve(); the acquire load of
+     * `enabled` in reserve() pairs with the release in fdr__section_resume. */
+    __atomic_store_n(&t->in_section, 1, __ATOMIC_RELAXED);
+    fdr__barrier();
+    return reserve(s, payload, why);
+}
+
+void fdr__commit_slow(char *end)
+{
+    struct fdr__thread *t = &fdr__self;
+    struct fdr__site *s = t->printing;
+    char *start = t->print_start;
+    t->printing = NULL;
+    uint64_t ts;
+    memcpy(&ts, start + 2, 8);
+    fdr__print_event(s, start + FDR__EVENT_HEADER_SIZE,
+                     (size_t)(end - start) - FDR__EVENT_HEADER_SIZE, ts);
+    if (start != scratch)
+        __atomic_store_n(&t->pos, end, __ATOMIC_RELAXED);
+    leave_section(t);
+}
+
+void fdr__writer_thread_exit(void)
+{
+    struct fdr__thread *t = &fdr__self;
+    struct fdr__writer *w = t->writer;
+    if (!w)
+        return;
+    pthread_mutex_lock(&fdr__writers_lock);
+    fdr__writer_close_packet(w, fdr__now());
+    /* The next new thread takes this buffer. If the consumer has fallen
+     * behind (a busy machine), the packets are written out now: short
+     * threads following one another through one buffer would otherwise
+     * fill it before the consumer runs, and lose events. The acquire pairs
+     * with the release store of `consumed` in the consumer. */
+    struct fdr__buf_hdr *h = w->buf->hdr;
+    if (h->mode == FDR__MODE_DISCARD &&
+        (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE)) * 2 >=
+            h->n_packets) {
+        pthread_mutex_unlock(&fdr__writers_lock);
+        fdr__consumer_drain(0);
+        pthread_mutex_lock(&fdr__writers_lock);
+    }
+    /* Report this thread's last discards. In discard mode the ring may be
+     * full: give the consumer up to ~100 ms. Failing that, the count stays
+     * in the buffer and its next packet (next thread, or exit) reports it. */
+    for (int i = 0; i < 100 && fdr__writer_carry_discards(w, fdr__now()) == -ENOSPC;
+         i++) {
+        pthread_mutex_unlock(&fdr__writers_lock);
+        fdr__consumer_kick();
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        pthread_mutex_lock(&fdr__writers_lock);
+    }
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        fdr__writers = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    fdr__buf_put(w->buf);
+    t->writer = NULL;
+    __atomic_store_n(&t->enabled, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&fdr__writers_lock);
+    fdr__consumer_kick();
+    fdr__crash_thread_exit();
+    free(w);
+}

@@ -1,0 +1,77 @@
+# core.cmake - the tests of the core recorder (issue #2): field types, exact
+# accounting of discarded events, timestamps, 10,000 threads, exit paths,
+# compile-time errors, C++ and bad configuration values.
+#   Helper programs: tests/progs/core-*.c (and .cpp), linked with libfdr.
+#   Drivers: tests/test-core-*.py (bt2 through tracecheck.py) and
+#   tests/test-core-compile.sh (tests/compile/*.c must fail to compile).
+# Each test writes its traces under <build>/tests/core/<test>.
+set(_core_src ${CMAKE_CURRENT_LIST_DIR})
+set(_core_out ${CMAKE_CURRENT_BINARY_DIR}/core)
+file(MAKE_DIRECTORY ${_core_out})
+
+foreach(p types accounting time threads exit config fork)
+  add_executable(core-${p} ${_core_src}/progs/core-${p}.c)
+  target_link_libraries(core-${p} PRIVATE fdr Threads::Threads m)
+endforeach()
+
+add_test(NAME core-types
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-types.py $<TARGET_FILE:core-types>
+                 ${_core_out}/types)
+set_tests_properties(core-types PROPERTIES TIMEOUT 60)
+
+add_test(NAME core-accounting
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-accounting.py
+                 $<TARGET_FILE:core-accounting> ${_core_out}/accounting)
+set_tests_properties(core-accounting PROPERTIES TIMEOUT 240)
+
+add_test(NAME core-time
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-time.py $<TARGET_FILE:core-time>
+                 ${_core_out}/time)
+set_tests_properties(core-time PROPERTIES TIMEOUT 60)
+
+add_test(NAME core-threads
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-threads.py $<TARGET_FILE:core-threads>
+                 ${_core_out}/threads)
+set_tests_properties(core-threads PROPERTIES TIMEOUT 240)
+
+add_test(NAME core-fork
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-fork.py $<TARGET_FILE:core-fork>
+                 ${_core_out}/fork)
+set_tests_properties(core-fork PROPERTIES TIMEOUT 60)
+
+foreach(mode exit return _exit thread)
+  add_test(NAME core-exit-${mode}
+           COMMAND ${FDR_PYTHON} ${_core_src}/test-core-exit.py $<TARGET_FILE:core-exit>
+                   ${_core_out}/exit-${mode} ${mode})
+  set_tests_properties(core-exit-${mode} PROPERTIES TIMEOUT 60)
+endforeach()
+
+add_executable(core-cxx ${_core_src}/progs/core-cxx.cpp)
+target_link_libraries(core-cxx PRIVATE fdr Threads::Threads)
+set_target_properties(core-cxx PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                          CXX_EXTENSIONS OFF)
+add_test(NAME core-cxx
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-cxx.py $<TARGET_FILE:core-cxx>
+                 ${_core_out}/cxx)
+set_tests_properties(core-cxx PROPERTIES TIMEOUT 60)
+
+# Compile-time errors, with the build's compilers and with clang when found.
+add_test(NAME core-compile
+         COMMAND sh ${_core_src}/test-core-compile.sh ${CMAKE_C_COMPILER} ${CMAKE_CXX_COMPILER}
+                 ${PROJECT_SOURCE_DIR}/include ${_core_src}/compile)
+set_tests_properties(core-compile PROPERTIES TIMEOUT 120)
+find_program(FDR_CLANG clang)
+find_program(FDR_CLANGXX clang++)
+if(FDR_CLANG AND FDR_CLANGXX AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+  add_test(NAME core-compile-clang
+           COMMAND sh ${_core_src}/test-core-compile.sh ${FDR_CLANG} ${FDR_CLANGXX}
+                   ${PROJECT_SOURCE_DIR}/include ${_core_src}/compile)
+  set_tests_properties(core-compile-clang PROPERTIES TIMEOUT 120)
+endif()
+
+foreach(case buffer-size packet-size mode output-missing output-readonly output-file)
+  add_test(NAME core-config-${case}
+           COMMAND ${FDR_PYTHON} ${_core_src}/test-core-config.py $<TARGET_FILE:core-config>
+                   ${_core_out}/config-${case} ${case})
+  set_tests_properties(core-config-${case} PROPERTIES TIMEOUT 60)
+endforeach()

@@ -1,0 +1,180 @@
+/* test-flight-stress.c - the tracing-section protocol under load.
+ *
+ *     test-flight-stress CYCLES barrier|nobarrier [MAX_SECONDS]
+ *
+ * Two writer threads record without pause while the main thread, the
+ * controller, stops them CYCLES times with the real protocol
+ * (fdr__section_quiesce: enabled = paused, barrier, wait until out of the
+ * section). While they are stopped it takes a fingerprint of each writer's
+ * state: write position, packet end, packet count, and a checksum of the
+ * current packet from its start to 64 bytes past the write position (where
+ * the next event would go); it spins a little, takes it again, then resumes.
+ * A difference is a violation: a writer touched its packet after the
+ * controller had seen it outside its section.
+ *
+ * "barrier" must see zero violations. "nobarrier" sets the test hook
+ * fdr__section_no_barrier, which leaves out the asymmetric barrier (the
+ * barectf bug), and must see some: it shows that the check can fail. The
+ * exit status is 0 when the outcome is the expected one.
+ *
+ * On an idle 2-core machine a cycle costs a few microseconds (membarrier
+ * IPIs); on an overloaded one the controller or a writer is preempted and
+ * a cycle can take a millisecond, so the run also stops after MAX_SECONDS
+ * (default 100) and says how many cycles it made; it then passes only if
+ * it made at least a tenth of CYCLES. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <fdr/fdr.h>
+
+#include "recorder/fdr-int.h"
+
+#define WRITERS 2
+
+static int stop;
+static uint64_t written[WRITERS];
+
+static void *writer(void *arg)
+{
+    int idx = (int)(intptr_t)arg;
+    uint64_t i = 0;
+    fdr_thread_self(); /* the writer exists before the controller starts */
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        fdr_trace(stress, ev, "i=%lu idx=%d", (unsigned long)i, idx);
+        i++;
+        /* A short gap between events: the controller then often finds the
+         * writer outside its section right when it is about to enter one,
+         * which is the moment the missing barrier matters. */
+        for (volatile int s = 0; s < (int)(i & 31); s++)
+            ;
+        /* Three busy threads on two cores: a writer preempted inside its
+         * section holds the controller for a time slice (~ms). Writers
+         * therefore give their core away often, by themselves, between
+         * events; they still run on both cores nearly all the time. */
+        if ((i & 1023) == 0)
+            sched_yield();
+    }
+    __atomic_store_n(&written[idx], i, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+struct print {
+    const char *pos, *end;
+    uint64_t produced, sum;
+};
+
+static void fingerprint(const struct fdr__writer *w, struct print *f)
+{
+    f->pos = __atomic_load_n(&w->self->pos, __ATOMIC_RELAXED);
+    f->end = __atomic_load_n(&w->self->end, __ATOMIC_RELAXED);
+    f->produced = __atomic_load_n(&w->buf->hdr->produced, __ATOMIC_RELAXED);
+    f->sum = 1469598103934665603ull;
+    if (!w->pkt || !f->pos)
+        return;
+    const unsigned char *p = (const unsigned char *)w->pkt;
+    const unsigned char *e = (const unsigned char *)f->pos + 64;
+    if (e > (const unsigned char *)f->end)
+        e = (const unsigned char *)f->end;
+    for (; p < e; p++)
+        f->sum = (f->sum ^ __atomic_load_n(p, __ATOMIC_RELAXED)) * 1099511628211ull;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || argc > 4 || (strcmp(argv[2], "barrier") && strcmp(argv[2], "nobarrier"))) {
+        fprintf(stderr, "usage: %s CYCLES barrier|nobarrier [MAX_SECONDS]\n", argv[0]);
+        return 2;
+    }
+    long cycles = atol(argv[1]);
+    double max_secs = argc > 3 ? atof(argv[3]) : 100;
+    int expect_violations = strcmp(argv[2], "nobarrier") == 0;
+    fdr__section_no_barrier = expect_violations;
+    pthread_t th[WRITERS];
+    for (int i = 0; i < WRITERS; i++)
+        pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i);
+    /* wait until both writers exist */
+    for (;;) {
+        int n = 0;
+        pthread_mutex_lock(&fdr__writers_lock);
+        for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+            n++;
+        pthread_mutex_unlock(&fdr__writers_lock);
+        if (n >= WRITERS)
+            break;
+        sched_yield();
+    }
+    uint64_t t0 = now_ns();
+    long violations = 0, quiesce_failed = 0, cycle;
+    for (cycle = 0; cycle < cycles; cycle++) {
+        pthread_mutex_lock(&fdr__writers_lock);
+        if (fdr__section_quiesce() < 0) {
+            quiesce_failed++;
+            pthread_mutex_unlock(&fdr__writers_lock);
+            continue;
+        }
+        struct print a[WRITERS + 1], b[WRITERS + 1];
+        int n = 0;
+        for (struct fdr__writer *w = fdr__writers; w && n <= WRITERS; w = w->next)
+            fingerprint(w, &a[n++]);
+        /* a short wait: long enough for a writer that slipped through to
+         * finish its event (~20-100 ns), short enough for 1M cycles */
+        for (volatile int s = 0; s < 200; s++)
+            ;
+        n = 0;
+        for (struct fdr__writer *w = fdr__writers; w && n <= WRITERS; w = w->next)
+            fingerprint(w, &b[n++]);
+        for (int i = 0; i < n; i++)
+            if (memcmp(&a[i], &b[i], sizeof a[i]) != 0)
+                violations++;
+        fdr__section_resume();
+        pthread_mutex_unlock(&fdr__writers_lock);
+        if (expect_violations && violations >= 3)
+            break; /* shown; no need to go on */
+        if ((cycle & 1023) == 1023 && (double)(now_ns() - t0) / 1e9 > max_secs)
+            break;
+    }
+    double secs = (double)(now_ns() - t0) / 1e9;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    uint64_t total = 0;
+    for (int i = 0; i < WRITERS; i++) {
+        pthread_join(th[i], NULL);
+        total += written[i];
+    }
+    printf("%s: %ld quiesce cycles in %.2f s (%.2f us each), %ld violations, "
+           "%ld failed quiesces, %lu events attempted by the writers\n",
+           argv[2], cycle, secs, secs * 1e6 / (double)(cycle ? cycle : 1), violations,
+           quiesce_failed, (unsigned long)total);
+    if (total == 0) {
+        printf("FAIL: the writers did not run\n");
+        return 1;
+    }
+    if (!expect_violations && cycle < cycles) {
+        printf("note: stopped after %.0f s with %ld of %ld cycles (machine overloaded?)\n",
+               max_secs, cycle, cycles);
+        if (cycle < cycles / 10) {
+            printf("FAIL: too few cycles\n");
+            return 1;
+        }
+    }
+    if (quiesce_failed) {
+        printf("FAIL: quiesce failed\n");
+        return 1;
+    }
+    if (expect_violations ? violations == 0 : violations != 0) {
+        printf("FAIL: expected %s violations\n", expect_violations ? "some" : "no");
+        return 1;
+    }
+    return 0;
+}
