@@ -183,6 +183,9 @@ FDR__HIDDEN size_t fdr__format_payload(char *out, size_t cap, const struct fdr__
  * 0 if it does not fit (corrupt). */
 FDR__HIDDEN size_t fdr__payload_size(const struct fdr__class *c, const char *payload,
                                      size_t len);
+/* The conversion letter that consumes each field of format f, '*' for a
+ * '*' width or precision; returns the number of fields the format takes. */
+FDR__HIDDEN unsigned fdr__format_convs(const char *f, char conv[FDR_MAX_FIELDS]);
 FDR__HIDDEN size_t fdr__fmt_u64(char *out, uint64_t v, unsigned base, int upper);
 /* "S.NNNNNNNNN" (seconds, nine decimals) for ns; no NUL; returns length. */
 FDR__HIDDEN size_t fdr__fmt_seconds(char *out, uint64_t ns);

@@ -8,7 +8,8 @@
  *
  * The value decides how it is printed, the conversion only refines it:
  * `%x` on an integer prints hex, `%d` on a string prints the string. Flags
- * `-`, `0`, `+`, space and `#`, a width and a precision are honoured;
+ * `-`, `0`, `+`, space and `#`, a width and a precision are honoured (a
+ * `*` width or precision takes the next field, as printf takes an int);
  * length modifiers (hh, h, l, ll, z, j, t, q, L, and the PRIx64 family) are
  * skipped since the field type is known. Floating point is printed with %f,
  * %e and %g semantics close to glibc's for the usual magnitudes (17
@@ -395,6 +396,101 @@ static void emit_field(struct out *o, const struct spec *sp, uint8_t type, const
         emit_int(o, &s2, u, 0);
 }
 
+/* Reads the conversion after a '%' (not "%%") at f: flags, width and
+ * precision ("*" for either is counted in *stars: each takes one field,
+ * before the value), length modifiers skipped. Returns the position after
+ * the conversion letter, or NULL when the format ends inside it. */
+static const char *parse_spec(const char *f, struct spec *sp, int stars[2])
+{
+    struct spec init = {0, 0, 0, 0, 0, -1, -1, 0};
+    *sp = init;
+    stars[0] = stars[1] = 0;
+    for (;; f++) {
+        if (*f == '-')
+            sp->left = 1;
+        else if (*f == '0')
+            sp->zero = 1;
+        else if (*f == '+')
+            sp->plus = 1;
+        else if (*f == ' ')
+            sp->space = 1;
+        else if (*f == '#')
+            sp->alt = 1;
+        else
+            break;
+    }
+    if (*f == '*')
+        stars[0] = 1, f++;
+    while (*f >= '0' && *f <= '9')
+        sp->width = (sp->width < 0 ? 0 : sp->width) * 10 + (*f++ - '0');
+    if (sp->width > 256)
+        sp->width = 256;
+    if (*f == '.') {
+        f++;
+        sp->prec = 0;
+        if (*f == '*')
+            stars[1] = 1, f++;
+        while (*f >= '0' && *f <= '9')
+            sp->prec = sp->prec * 10 + (*f++ - '0');
+        if (sp->prec > 256)
+            sp->prec = 256;
+    }
+    while (*f && strchr("hlLqjzt", *f))
+        f++;
+    if (!*f)
+        return NULL;
+    sp->conv = *f++;
+    return f;
+}
+
+unsigned fdr__format_convs(const char *f, char conv[FDR_MAX_FIELDS])
+{
+    unsigned field = 0;
+    while (*f && field < FDR_MAX_FIELDS) {
+        if (*f++ != '%')
+            continue;
+        if (*f == '%') {
+            f++;
+            continue;
+        }
+        struct spec sp;
+        int stars[2];
+        f = parse_spec(f, &sp, stars);
+        if (!f)
+            break;
+        for (int k = 0; k < stars[0] + stars[1] && field < FDR_MAX_FIELDS; k++)
+            conv[field++] = '*';
+        if (field < FDR_MAX_FIELDS)
+            conv[field++] = sp.conv;
+    }
+    return field;
+}
+
+/* The integer value of a '*' width or precision field, clamped to
+ * [-256, 256]; 0 for a field that is not an integer. */
+static int star_value(uint8_t type, const char *p)
+{
+    int64_t v = 0;
+    if (type == FDR__T_I32) {
+        int32_t x;
+        memcpy(&x, p, 4);
+        v = x;
+    } else if (type == FDR__T_U32) {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        v = x;
+    } else if (type == FDR__T_I64 || type == FDR__T_U64) {
+        memcpy(&v, p, 8);
+    } else if (type == FDR__T_I16 || type == FDR__T_U16) {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        v = type == FDR__T_I16 ? (int16_t)x : x;
+    } else if (type == FDR__T_I8 || type == FDR__T_U8 || type == FDR__T_CHAR) {
+        v = type == FDR__T_U8 ? (int64_t)(uint8_t)*p : (int64_t)(int8_t)*p;
+    }
+    return v > 256 ? 256 : v < -256 ? -256 : (int)v;
+}
+
 size_t fdr__format_payload(char *outbuf, size_t cap, const struct fdr__class *c,
                            const char *payload, size_t len)
 {
@@ -414,40 +510,31 @@ size_t fdr__format_payload(char *outbuf, size_t cap, const struct fdr__class *c,
             f++;
             continue;
         }
-        struct spec sp = {0, 0, 0, 0, 0, -1, -1, 0};
-        for (;; f++) {
-            if (*f == '-')
-                sp.left = 1;
-            else if (*f == '0')
-                sp.zero = 1;
-            else if (*f == '+')
-                sp.plus = 1;
-            else if (*f == ' ')
-                sp.space = 1;
-            else if (*f == '#')
-                sp.alt = 1;
-            else
-                break;
-        }
-        if (*f == '*')
-            f++;
-        while (*f >= '0' && *f <= '9')
-            sp.width = (sp.width < 0 ? 0 : sp.width) * 10 + (*f++ - '0');
-        if (sp.width > 256)
-            sp.width = 256;
-        if (*f == '.') {
-            f++;
-            sp.prec = 0;
-            while (*f >= '0' && *f <= '9')
-                sp.prec = sp.prec * 10 + (*f++ - '0');
-            if (sp.prec > 256)
-                sp.prec = 256;
-        }
-        while (*f && strchr("hlLqjzt", *f))
-            f++;
-        if (!*f)
+        struct spec sp;
+        int stars[2];
+        f = parse_spec(f, &sp, stars);
+        if (!f)
             break;
-        sp.conv = *f++;
+        /* a '*' takes its field first: a negative width means '-' */
+        for (int k = 0; k < 2; k++) {
+            if (!stars[k] || field >= c->nfields || broken)
+                continue;
+            size_t n = field_size(c->types[field], payload + off, len - off);
+            if (n == (size_t)-1 || n > len - off) {
+                put(&o, "<truncated>", 11);
+                broken = 1;
+                continue;
+            }
+            int v = star_value(c->types[field], payload + off);
+            if (k == 0) {
+                sp.left |= v < 0;
+                sp.width = v < 0 ? -v : v;
+            } else {
+                sp.prec = v < 0 ? -1 : v;
+            }
+            off += n;
+            field++;
+        }
         if (field >= c->nfields || broken) {
             put(&o, "<?>", 3);
             continue;

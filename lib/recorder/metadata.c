@@ -29,42 +29,52 @@
 
 #include "recorder/fdr-int.h"
 
+/* The TSDL of a field of type t; integers end in "base = 16; }" or
+ * "base = 8; }" for a field printed with %x/%X/%p or %o, so readers show
+ * them as written (the table holds each integer without its closing " }"). */
 static const char *type_decl(uint8_t t)
 {
     switch (t) {
     case FDR__T_BOOL:
-        return "integer { size = 8; align = 8; signed = false; }";
+        return "integer { size = 8; align = 8; signed = false;";
     case FDR__T_CHAR:
-        return "integer { size = 8; align = 8; signed = true; }";
     case FDR__T_I8:
-        return "integer { size = 8; align = 8; signed = true; }";
+        return "integer { size = 8; align = 8; signed = true;";
     case FDR__T_U8:
-        return "integer { size = 8; align = 8; signed = false; }";
+        return "integer { size = 8; align = 8; signed = false;";
     case FDR__T_I16:
-        return "integer { size = 16; align = 8; signed = true; }";
+        return "integer { size = 16; align = 8; signed = true;";
     case FDR__T_U16:
-        return "integer { size = 16; align = 8; signed = false; }";
+        return "integer { size = 16; align = 8; signed = false;";
     case FDR__T_I32:
-        return "integer { size = 32; align = 8; signed = true; }";
+        return "integer { size = 32; align = 8; signed = true;";
     case FDR__T_U32:
-        return "integer { size = 32; align = 8; signed = false; }";
+        return "integer { size = 32; align = 8; signed = false;";
     case FDR__T_I64:
-        return "integer { size = 64; align = 8; signed = true; }";
+        return "integer { size = 64; align = 8; signed = true;";
     case FDR__T_U64:
-        return "integer { size = 64; align = 8; signed = false; }";
+        return "integer { size = 64; align = 8; signed = false;";
     case FDR__T_F32:
         return "floating_point { exp_dig = 8; mant_dig = 24; align = 8; }";
     case FDR__T_F64:
         return "floating_point { exp_dig = 11; mant_dig = 53; align = 8; }";
     case FDR__T_PTR:
-        return sizeof(void *) == 8
-                   ? "integer { size = 64; align = 8; signed = false; base = 16; }"
-                   : "integer { size = 32; align = 8; signed = false; base = 16; }";
+        return sizeof(void *) == 8 ? "integer { size = 64; align = 8; signed = false;"
+                                   : "integer { size = 32; align = 8; signed = false;";
     case FDR__T_STR:
         return "string { encoding = UTF8; }";
     default:
         return NULL;
     }
+}
+
+/* The display base of an integer field: conversion letter conv ('x', 'o',
+ * ...), or a pointer. */
+static const char *base_decl(uint8_t t, char conv)
+{
+    if (t == FDR__T_PTR || conv == 'x' || conv == 'X')
+        return " base = 16; }";
+    return conv == 'o' ? " base = 8; }" : " }";
 }
 
 /* An output stream over a caller's buffer: no malloc, no stdio, so that
@@ -165,6 +175,8 @@ static void write_event(struct emit *f, const struct fdr__class *c)
     puts_(f, "\";\n\tid = ");
     put_u64(f, c->id);
     puts_(f, ";\n\tfields := struct {\n");
+    char conv[FDR_MAX_FIELDS] = {0};
+    fdr__format_convs(fdr__str(c->format), conv);
     for (unsigned i = 0; i < c->nfields && i < FDR_MAX_FIELDS; i++) {
         const char *name = fdr__str(c->names[i]);
         if (c->types[i] == FDR__T_BYTES) {
@@ -182,6 +194,8 @@ static void write_event(struct emit *f, const struct fdr__class *c)
         if (t) {
             puts_(f, "\t\t");
             puts_(f, t);
+            if (t[0] == 'i')
+                puts_(f, base_decl(c->types[i], conv[i]));
             puts_(f, " _");
             puts_(f, name);
             puts_(f, ";\n");

@@ -1,6 +1,6 @@
 /* fdr-gen.c - trace-event definition files (QEMU syntax) to a C header.
  *
- *     fdr-gen --provider NAME [-o OUT.h] [--include HEADER]... FILE...
+ *     fdr-gen --provider NAME [-o OUT.h] [--include HEADER]... [--strict] FILE...
  *
  * Reads every FILE ("-" is standard input) into one set of events under the
  * provider NAME and writes one header (to OUT.h, or standard output) that
@@ -10,14 +10,17 @@
  * with the angle brackets) before the events, for the typedefs that the
  * argument types use (QEMU's hwaddr, ...).
  *
- * DESIGN. All or nothing: every file is parsed and the whole header is
- * built in memory before anything is written; the header then goes to a
- * temporary file in the output's directory, renamed over OUT.h at the end.
- * On any error the temporary is removed, OUT.h is left as it was (absent or
- * the previous version) and the exit status is 1, with one line
- * "file:line: message" on stderr for bad input. Warnings (unknown
- * properties) are "file:line: warning: ..." and do not change the status.
- * Usage errors exit with 2. */
+ * DESIGN. One bad line does not lose a file: each bad event is reported
+ * as one line "file:line: message" on stderr and skipped, the others are
+ * generated, and the status is 0 (a caller of the skipped trace_foo() then
+ * fails to compile, which names it again). With --strict a bad line is an
+ * error: nothing is written and the status is 1. Every file is parsed and
+ * the whole header is built in memory before anything is written; the
+ * header then goes to a temporary file in the output's directory, renamed
+ * over OUT.h at the end. On any error the temporary is removed, OUT.h is
+ * left as it was (absent or the previous version) and the exit status is
+ * 1. Warnings (unknown properties) are "file:line: warning: ..." and do not
+ * change the status. Usage errors exit with 2. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -35,15 +38,21 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: fdr-gen --provider NAME [-o OUT.h] [--include HEADER]... FILE...\n"
+    fputs("usage: fdr-gen --provider NAME [-o OUT.h] [--include HEADER]... [--strict] "
+          "FILE...\n"
           "Writes a C/C++ header with trace_<event>() functions recording through fdr\n"
-          "for the events of the trace-event definition files FILE (QEMU syntax).\n",
+          "for the events of the trace-event definition files FILE (QEMU syntax).\n"
+          "A bad event is reported as \"file:line: message\" and skipped; the rest is\n"
+          "generated and the exit status is 0. With --strict a bad event is an error:\n"
+          "nothing is written and the exit status is 1. Usage errors exit with 2.\n",
           f);
 }
 
+/* Prints a warning, or a bad line (ctx counts them). */
 static void on_warn(void *ctx, const char *message)
 {
-    (void)ctx;
+    if (ctx)
+        ++*(unsigned *)ctx;
     fprintf(stderr, "%s\n", message);
 }
 
@@ -147,15 +156,16 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {{"provider", required_argument, NULL, 'p'},
                                              {"output", required_argument, NULL, 'o'},
                                              {"include", required_argument, NULL, 'I'},
+                                             {"strict", no_argument, NULL, 's'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *provider = NULL, *output = NULL;
     const char **includes = calloc((size_t)argc, sizeof(*includes));
     size_t nincludes = 0;
-    int c;
+    int c, strict = 0;
     if (!includes)
         return 1;
-    while ((c = getopt_long(argc, argv, "p:o:I:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "p:o:I:sh", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
             provider = optarg;
@@ -171,6 +181,9 @@ int main(int argc, char **argv)
                 return 2;
             }
             includes[nincludes++] = optarg;
+            break;
+        case 's':
+            strict = 1;
             break;
         case 'h':
             usage(stdout);
@@ -197,6 +210,7 @@ int main(int argc, char **argv)
     }
 
     struct fdr__gen_set set = {0};
+    unsigned skipped = 0;
     char err[1024];
     int status = 1;
     char *guard = NULL, *text = NULL;
@@ -210,13 +224,20 @@ int main(int argc, char **argv)
             fprintf(stderr, "fdr-gen: %s: %s\n", name, strerror(-rc));
             goto out;
         }
+        if (!strict) {
+            set.on_error = on_warn;
+            set.on_error_ctx = &skipped;
+        }
         rc = fdr__gen_parse(&set, name, data, len, on_warn, NULL, err, sizeof(err));
         free(data);
-        if (rc) {
+        if (rc && (rc != -EINVAL || strict)) {
             fprintf(stderr, "%s\n", rc == -EINVAL ? err : "fdr-gen: out of memory");
             goto out;
         }
     }
+    if (skipped)
+        fprintf(stderr, "fdr-gen: %u bad event%s skipped (--strict makes %s an error)\n",
+                skipped, skipped == 1 ? "" : "s", skipped == 1 ? "it" : "them");
 
     guard = make_guard(provider, output);
     FILE *mem = open_memstream(&text, &textlen);

@@ -5,32 +5,38 @@
  *     [property ...] name(type arg, ...) "format" [PRIx64 "more format" ...]
  *
  * with `#` comment lines and blank lines in between; an event without
- * arguments may omit the format. The only property with
- * a meaning is `disable` (the event records nothing); any other (QEMU
- * has had `vcpu` and `tcg`) is accepted with a warning and ignored. `()` and
- * `(void)` both mean no argument.
+ * arguments may omit the format. Properties: `disable` (the event records
+ * nothing); `vcpu` (QEMU's tracetool adds a first argument `CPUState *cpu`
+ * and "cpu=%p " before the format: so does fdr-gen); `tcg` (older trees
+ * give two formats, `"translation", "execution"`: the second, which covers
+ * every argument, is kept). Any other is accepted with a warning and
+ * ignored. `()` and `(void)` both mean no argument.
  *
  * DESIGN. The parser is deliberately strict about what it does not
  * understand, because everything it accepts is pasted into C and C++ code:
  * an argument type is a run of identifiers and `*` (no arrays, function
  * pointers or parentheses), a name is an identifier of at most 63 bytes
  * (fdr's field name limit), a format is string literals and inttypes.h
- * `PRI*` macros only. Types are not resolved here: the generated function
- * declares the arguments as written and fdr's macros pick the field types
- * at compile time.
+ * `PRI*` macros only (and the TARGET_FMT_* macros of older QEMU trees,
+ * whole conversions that QEMU's headers define). Types are not resolved
+ * here: the generated function declares the arguments as written and fdr's
+ * macros pick the field types at compile time.
  *
  * Literals are decoded (escapes included) and re-encoded for output, so the
  * header never holds a raw control byte, a non-ASCII byte or a `??`
  * trigraph, whatever the input. The decoded format is checked like printf
  * would read it: each conversion takes one argument, and the count must
- * equal the number of arguments. What fdr cannot record or print is
- * refused: `*` widths, positional `%1$d`, `%n`, `%m`, wide `%C`/`%S`.
+ * equal the number of arguments; a `*` width or precision takes one (an
+ * int), as in printf, and a PRI macro right after a whole conversion is
+ * text ("%u" PRIx8 is "%ux", valid C). What fdr cannot record or print is
+ * refused: positional `%1$d`, `%n`, `%m`, wide `%C`/`%S`.
  * The C compiler later checks each conversion against its argument's type
  * (-Wformat as an error, inside fdr_trace_fields()).
  *
- * Every error is one line "file:line: message"; the caller writes nothing
- * when there is one. Lines are limited to FDR__GEN_LINE_MAX bytes so a
- * runaway line (a binary file, a missing newline) is caught early. */
+ * Every error is one line "file:line: message" and concerns one line: with
+ * set->on_error the line is skipped and parsing goes on. Lines are limited
+ * to FDR__GEN_LINE_MAX bytes so a runaway line (a binary file, a missing
+ * newline) is caught early. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -418,6 +424,16 @@ static int pri_conv(const char *p, size_t n)
     return in_list(p + 4, n - 4, sizes) ? p[3] : 0;
 }
 
+/* QEMU's TARGET_FMT_lx, _ld, _lu and _plx (older trees): a whole
+ * conversion, '%' included, that QEMU's own headers define (the generated
+ * header gets them through --include). Its conversion letter, or 0. */
+static int target_fmt_conv(const char *p, size_t n)
+{
+    static const char *const names[] = {"TARGET_FMT_lx", "TARGET_FMT_ld", "TARGET_FMT_lu",
+                                        "TARGET_FMT_plx", NULL};
+    return in_list(p, n, names) ? p[n - 1] : 0;
+}
+
 /* Appends decoded byte c to the output literal, escaped. */
 static void put_escaped(struct outbuf *o, unsigned char c, int *prev_q)
 {
@@ -539,10 +555,14 @@ static int check_conversions(struct parser *ps, struct fdr__gen_event *ev,
 {
     size_t nconv = 0;
     char c8[8];
+    int after_conv = 0;
     for (size_t i = 0; i < d->n;) {
         int c = d->v[i++];
-        if (c >= 256)
+        /* "%u" PRIx8 is valid C: the macro is plain text after a whole
+         * conversion ("%ux"); anywhere else it is a missing '%' */
+        if (c >= 256 && !after_conv)
             return fail(ps, "PRI%c* macro not preceded by '%%' in format", c - 256);
+        after_conv = 0;
         if (c != '%')
             continue;
         if (i < d->n && d->v[i] == '%') {
@@ -553,16 +573,24 @@ static int check_conversions(struct parser *ps, struct fdr__gen_event *ev,
             i++;
         if (i < d->n && d->v[i] == '\'')
             return fail(ps, "flag ''' in format is not supported");
-        if (i < d->n && d->v[i] == '*')
-            return fail(ps, "'*' field width in format is not supported");
+        if (i < d->n && d->v[i] == '*') { /* the width is an argument */
+            i++;
+            if (nconv < ev->nargs)
+                ev->args[nconv].conv = '*';
+            nconv++;
+        }
         while (i < d->n && d->v[i] >= '0' && d->v[i] <= '9')
             i++;
         if (i < d->n && d->v[i] == '$')
             return fail(ps, "positional argument ('%%N$') in format is not supported");
         if (i < d->n && d->v[i] == '.') {
             i++;
-            if (i < d->n && d->v[i] == '*')
-                return fail(ps, "'.*' precision in format is not supported");
+            if (i < d->n && d->v[i] == '*') {
+                i++;
+                if (nconv < ev->nargs)
+                    ev->args[nconv].conv = '*';
+                nconv++;
+            }
             while (i < d->n && d->v[i] >= '0' && d->v[i] <= '9')
                 i++;
         }
@@ -583,6 +611,7 @@ static int check_conversions(struct parser *ps, struct fdr__gen_event *ev,
         if (nconv < ev->nargs)
             ev->args[nconv].conv = (char)c;
         nconv++;
+        after_conv = 1;
     }
     if (nconv != ev->nargs)
         return fail(ps, "format has %zu conversion%s but the event has %zu argument%s",
@@ -590,26 +619,41 @@ static int check_conversions(struct parser *ps, struct fdr__gen_event *ev,
     return 0;
 }
 
-/* The format after ')': literals and PRI macros up to the end of the line. */
+/* What a `vcpu` event's format starts with: QEMU's tracetool adds the
+ * CPUState argument, first, and prints it so. */
+#define VCPU_PREFIX "cpu=%p "
+
+/* The format after ')': literals and PRI macros up to the end of the line.
+ * A `tcg` event may have two, "translation", "execution" (QEMU before
+ * 5.1): the second, which covers every argument, is kept. */
 static int parse_format(struct parser *ps, struct fdr__gen_event *ev)
 {
     size_t len = (size_t)(ps->end - ps->p);
     /* each input byte gives at most 4 output bytes (\ooo), plus a space
-     * between tokens */
-    struct outbuf o = {malloc(len * 5 + 8), 0, len * 5 + 8};
-    struct dfmt d = {malloc((len + 1) * sizeof(int)), 0};
-    int rc = 0, tokens = 0, literals = 0;
+     * between tokens, plus the vcpu prefix */
+    size_t cap = len * 5 + 8 + sizeof(VCPU_PREFIX) + 2;
+    struct outbuf o = {malloc(cap), 0, cap};
+    struct dfmt d = {malloc((len + sizeof(VCPU_PREFIX)) * sizeof(int)), 0};
+    int rc = 0, tokens = 0, literals = 0, formats = 1;
+    size_t prefix_o = 0, prefix_d = 0;
     char c8[8];
     if (!o.p || !d.v) {
         ps->nomem = 1;
         rc = -ENOMEM;
         goto out;
     }
+    if (ev->vcpu) {
+        out_add(&o, "\"" VCPU_PREFIX "\"", sizeof(VCPU_PREFIX) + 1);
+        for (const char *c = VCPU_PREFIX; *c; c++)
+            d.v[d.n++] = *c;
+        prefix_o = o.n;
+        prefix_d = d.n;
+    }
     for (;;) {
         skip_space(ps);
         if (ps->p == ps->end)
             break;
-        if (tokens)
+        if (tokens || o.n)
             out_add(&o, " ", 1);
         if (*ps->p == '"') {
             rc = parse_literal(ps, &o, &d);
@@ -618,10 +662,18 @@ static int parse_format(struct parser *ps, struct fdr__gen_event *ev)
             literals++;
         } else if (is_ident_start((unsigned char)*ps->p)) {
             size_t n = ident_len(ps->p, ps->end);
-            int conv = pri_conv(ps->p, n);
+            int conv = pri_conv(ps->p, n), tconv = target_fmt_conv(ps->p, n);
             if (!tokens) {
                 rc = fail(ps, "expected a format string after ')'");
                 goto out;
+            }
+            if (tconv) {
+                out_add(&o, ps->p, n);
+                d.v[d.n++] = '%';
+                d.v[d.n++] = 256 + tconv;
+                ps->p += n;
+                tokens++;
+                continue;
             }
             if (!conv) {
                 rc = fail(ps,
@@ -639,6 +691,13 @@ static int parse_format(struct parser *ps, struct fdr__gen_event *ev)
         } else if (!tokens) {
             rc = fail(ps, "expected a format string after ')'");
             goto out;
+        } else if (*ps->p == ',' && ev->tcg && literals && formats == 1) {
+            o.n = prefix_o; /* the translation-time format is dropped */
+            d.n = prefix_d;
+            tokens = literals = 0;
+            formats++;
+            ps->p++;
+            continue;
         } else {
             rc = fail(ps, "unexpected character '%s' after the format",
                       show(c8, (unsigned char)*ps->p));
@@ -694,6 +753,20 @@ static int check_clash(struct parser *ps, const char *name)
     return 0;
 }
 
+/* A `vcpu` event's implicit first argument, as QEMU's tracetool adds it:
+ * CPUState *cpu, printed with %p (see VCPU_PREFIX). */
+static int add_vcpu_arg(struct parser *ps, struct fdr__gen_event *ev)
+{
+    struct fdr__gen_arg *a = &ev->args[ev->nargs];
+    a->type = dup_n(ps, "struct CPUState *", 17);
+    a->name = dup_n(ps, "cpu", 3);
+    a->param = dup_n(ps, "cpu", 3);
+    ev->nargs++;
+    if (!a->type || !a->name || !a->param)
+        return -ENOMEM;
+    return add_struct(ps, "struct", "CPUState", 8);
+}
+
 static int parse_line(struct parser *ps)
 {
     struct fdr__gen_event ev;
@@ -729,6 +802,10 @@ static int parse_line(struct parser *ps)
                         (int)(n > FDR__GEN_IDENT_MAX ? FDR__GEN_IDENT_MAX : n), id);
         if (ident_is(id, n, "disable")) {
             ev.disabled = 1;
+        } else if (ident_is(id, n, "tcg")) {
+            ev.tcg = 1;
+        } else if (ident_is(id, n, "vcpu")) {
+            ev.vcpu = 1;
         } else if (ps->warn) {
             char msg[256];
             snprintf(msg, sizeof(msg), "%s:%u: warning: unknown property '%.*s' ignored",
@@ -738,6 +815,8 @@ static int parse_line(struct parser *ps)
         }
     }
     rc = check_clash(ps, ev.name);
+    if (!rc && ev.vcpu)
+        rc = add_vcpu_arg(ps, &ev);
     if (!rc)
         rc = parse_args(ps, &ev);
     if (!rc)
@@ -769,26 +848,38 @@ static int parse_line(struct parser *ps)
 int fdr__gen_parse(struct fdr__gen_set *set, const char *file, const char *text,
                    size_t len, fdr__gen_warn_cb warn, void *ctx, char *err, size_t errlen)
 {
-    struct parser ps = {set, file, 0, NULL, NULL, warn, ctx, err, errlen, 0};
+    char msg[1024];
+    struct parser ps = {set, file, 0, NULL, NULL, warn, ctx, msg, sizeof(msg), 0};
     const char *end = text + len;
+    int bad = 0;
     if (errlen)
         err[0] = 0;
     for (const char *p = text; p < end;) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
+        int rc;
         ps.line++;
         ps.p = p;
         ps.end = le;
         if (le > p && le[-1] == '\r')
             ps.end--;
+        msg[0] = 0;
         if ((size_t)(ps.end - p) > FDR__GEN_LINE_MAX)
-            return fail(&ps, "line too long (more than %d bytes)", FDR__GEN_LINE_MAX);
-        if (memchr(p, 0, (size_t)(ps.end - p)))
-            return fail(&ps, "NUL byte in line");
-        int rc = parse_line(&ps);
-        if (rc)
-            return ps.nomem ? -ENOMEM : rc;
+            rc = fail(&ps, "line too long (more than %d bytes)", FDR__GEN_LINE_MAX);
+        else if (memchr(p, 0, (size_t)(ps.end - p)))
+            rc = fail(&ps, "NUL byte in line");
+        else
+            rc = parse_line(&ps);
+        if (rc && ps.nomem)
+            return -ENOMEM;
+        if (rc) {
+            if (!bad++ && errlen)
+                snprintf(err, errlen, "%s", msg);
+            if (!set->on_error)
+                return rc;
+            set->on_error(set->on_error_ctx, msg); /* the line is skipped */
+        }
         p = nl ? nl + 1 : end;
     }
-    return 0;
+    return bad ? -EINVAL : 0;
 }

@@ -1,6 +1,6 @@
 /* gen.h - fdr-gen's parser (gen-parse.c) and emitter (gen-emit.c).
  *
- * Not installed: shared by tools/fdr-gen.c and the fuzz target
+ * Not installed: shared by programs/gen/fdr-gen.c and the fuzz target
  * tests/fuzz/fuzz-gen.c. */
 #ifndef FDR_GEN_H
 #define FDR_GEN_H
@@ -28,6 +28,7 @@ struct fdr__gen_event {
     char *file; /* owned by the event (copied) */
     unsigned line;
     int disabled;
+    int tcg, vcpu; /* QEMU's properties: two formats, an implicit CPUState *cpu */
     size_t nargs;
     struct fdr__gen_arg args[FDR__GEN_ARGS_MAX];
     /* The format as C tokens ready to paste: "a %" PRIx64 " b"; literals
@@ -40,6 +41,10 @@ struct fdr__gen_set {
     size_t n, cap;
     char **structs; /* struct/union tags seen in argument types */
     size_t nstructs, capstructs;
+    /* When set, each bad line is reported here ("file:line: message") and
+     * skipped, and parsing goes on; when NULL the first one stops it. */
+    void (*on_error)(void *ctx, const char *message);
+    void *on_error_ctx;
 };
 
 /* Called with one line, "file:line: warning: ..." (no newline). */
@@ -47,9 +52,10 @@ typedef void (*fdr__gen_warn_cb)(void *ctx, const char *message);
 
 /* Parses `len` bytes of `text` (need not be NUL-terminated) named `file`
  * and appends its events to `set`, checking names against the events
- * already there. Returns 0; -EINVAL with "file:line: message" (one line, no
- * newline) in err[errlen], leaving `set` with the events parsed before the
- * bad line; -ENOMEM. */
+ * already there. Returns 0; -EINVAL with the first "file:line: message"
+ * (one line, no newline) in err[errlen], leaving `set` with the events
+ * parsed before the bad line, or with every good event of the file when
+ * set->on_error is set; -ENOMEM. */
 int fdr__gen_parse(struct fdr__gen_set *set, const char *file, const char *text,
                    size_t len, fdr__gen_warn_cb warn, void *ctx, char *err,
                    size_t errlen);

@@ -1,12 +1,15 @@
-# gen.cmake - tests of fdr-gen (tools/fdr-gen.c, gen-parse.c, gen-emit.c):
-# trace-event definition files to a C/C++ header (issue #6).
-#   gen-ok-syntax, gen-ok-warn: headers compared with tests/gen/expected/;
+# gen.cmake - tests of fdr-gen (programs/gen/fdr-gen.c, gen-parse.c,
+# gen-emit.c): trace-event definition files to a C/C++ header (issue #6).
+#   gen-ok-syntax, gen-ok-warn: headers compared with gen/expected/;
+#   gen-skip: a file with one bad line: the others generated, exit 0;
 #   gen-run-c, gen-run-cxx: the generated header compiled (C, C++), run with
-#     FDR_OUTPUT and the trace checked with bt2 (tests/gen/check-run.py);
+#     FDR_OUTPUT and the trace checked with bt2 (gen/check-run.py): values,
+#     live text, and the display base of %x/%o fields;
 #   gen-compile: strict C11 with gcc and clang, C++17 with g++ and clang++,
 #     and a -DFDR_DISABLE build that must not need libfdr;
-#   gen-bad-<case>: each tests/gen/bad/<case>.trace-events, exact message
-#     (<case>.err), exit 1 and no output; gen-usage-*: command-line errors;
+#   gen-bad-<case>: each gen/bad/<case>.trace-events with --strict, exact
+#     message (<case>.err), exit 1 and no output; gen-usage-*: command-line
+#     errors;
 #   gen-corpus: real QEMU files, only where ../shared/corpus exists (CI);
 #   fuzz-gen-replay: the seed corpus through the fuzz target; with clang and
 #     FDR_FUZZ=ON, fuzz-gen: 60 s of libFuzzer (tests/fuzz/run-fuzz.sh).
@@ -52,7 +55,11 @@ add_test(NAME gen-ok-warn
          COMMAND sh ${_gen_src}/check-ok.sh $<TARGET_FILE:fdr-gen> ${_gen_src} ${_gen_out}/ok-warn
                  gen-warn.h ${_gen_src}/expected/gen-warn.h ${_gen_src}/expected/warn.err
                  --provider gent ok/warn.trace-events)
-set_tests_properties(gen-ok-syntax gen-ok-warn PROPERTIES TIMEOUT 30)
+add_test(NAME gen-skip
+         COMMAND sh ${_gen_src}/check-ok.sh $<TARGET_FILE:fdr-gen> ${_gen_src} ${_gen_out}/skip
+                 gen-skip.h ${_gen_src}/expected/gen-skip.h ${_gen_src}/expected/skip.err
+                 --provider gent bad/one-bad-line.trace-events)
+set_tests_properties(gen-ok-syntax gen-ok-warn gen-skip PROPERTIES TIMEOUT 30)
 
 file(GLOB _gen_bad RELATIVE ${_gen_src}/bad ${_gen_src}/bad/*.trace-events)
 foreach(f ${_gen_bad})
@@ -63,7 +70,8 @@ foreach(f ${_gen_bad})
   endif()
   add_test(NAME gen-bad-${c}
            COMMAND sh ${_gen_src}/check-fail.sh $<TARGET_FILE:fdr-gen> ${_gen_src}
-                   ${_gen_out}/bad-${c} ${_gen_src}/bad/${c}.err 1 --provider gent ${_inputs})
+                   ${_gen_out}/bad-${c} ${_gen_src}/bad/${c}.err 1 --strict --provider gent
+                   ${_inputs})
   set_tests_properties(gen-bad-${c} PROPERTIES TIMEOUT 30)
 endforeach()
 

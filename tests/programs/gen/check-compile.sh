@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-compile.sh - the generated header under every compiler and mode.
 #   usage: check-compile.sh SRC-DIR HEADER-DIR TMP-DIR
-# Compiles tests/progs/gen-run.c against the header fdr-gen made
+# Compiles tests/programs/progs/gen-run.c against the header fdr-gen made
 # (HEADER-DIR/gen-syntax.h) with -Wall -Wextra -Werror as strict C11 with
 # gcc and clang and as C++17 with g++ and clang++ (each compiler that is
 # installed; gcc and g++ must be). Then builds it with -DFDR_DISABLE and

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """check-run.py PROG OUTDIR - runs a program built on the header fdr-gen made
-from tests/gen/ok/syntax.trace-events + second.trace-events (tests/progs/
-gen-run.c, as C or C++) with FDR_OUTPUT=OUTDIR, then reads the trace with
-babeltrace2 (bt2, through tests/tracecheck.py) and checks every event's name,
-field names in order and values, that the disabled events are absent and did
-not evaluate their arguments, that the enabled checks answered right, and
-that the babeltrace2 CLI reads the trace without a complaint."""
+from tests/programs/gen/ok/syntax.trace-events + second.trace-events
+(tests/programs/progs/gen-run.c, as C or C++) with FDR_OUTPUT=OUTDIR, then
+reads the trace with babeltrace2 (bt2, through tests/lib/tracecheck.py) and
+checks every event's name, field names in order and values, the display base
+of each integer field (16 for %x, 8 for %o), that the disabled events are
+absent and did not evaluate their arguments, that the enabled checks answered
+right, and that the babeltrace2 CLI reads the trace without a complaint."""
 import os
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 import tracecheck  # noqa: E402
+import bt2  # noqa: E402
 
 prog, out = sys.argv[1], sys.argv[2]
 shutil.rmtree(out, ignore_errors=True)
@@ -52,6 +54,11 @@ expected = [
     ("gen_escapes", [("pct", 100)]),
     ("gen_literals", [("a", 1), ("b", 2)]),
     ("gen_keywords", [("new", 1), ("class", 2), ("this", 3)]),
+    ("gen_star", [("w", 8), ("v", 0xab), ("p", 3), ("s", "abcdef"), ("o", 8)]),
+    ("gen_prix", [("n", 5), ("b", 0xff)]),
+    ("gen_tcg", [("cpu", int(side["cpu"])), ("vaddr", 0x1000), ("info", 3)]),
+    ("gen_vcpu", [("cpu", int(side["cpu"]))]),
+    ("gen_target", [("pc", 0x4000), ("pa", 0x5000)]),
     ("gen_second", [("n", 9)]),
     ("gen_last", [("v", -1234567890123)]),
 ]
@@ -73,6 +80,24 @@ check(side["void_enabled"] == "1", "trace_gen_void_enabled() false while recordi
 check(side["void_state"] == "1", "trace_event_get_state_backends(TRACE_GEN_VOID) false")
 check(side["disabled_enabled"] == "0", "trace_gen_disabled_enabled() true")
 check(side["disabled_state"] == "0", "TRACE_GEN_DISABLED state true")
+# Integers are shown in the base their conversion asks for (%x/%X/%p: 16,
+# %o: 8, else 10): the metadata carries it and babeltrace2 reads it.
+want_base = {("gen_ints", "i8"): 10, ("gen_ints", "u16"): 16, ("gen_ints", "u32"): 16,
+             ("gen_split", "addr"): 16, ("gen_split", "size"): 10,
+             ("gen_misc", "u"): 16, ("gen_misc", "mode"): 10, ("gen_star", "w"): 10,
+             ("gen_star", "v"): 16, ("gen_star", "o"): 8, ("gen_prix", "n"): 10,
+             ("gen_prix", "b"): 16, ("gen_tcg", "cpu"): 16}
+bases = {}
+for msg in bt2.TraceCollectionMessageIterator(out):
+    if type(msg) is bt2._EventMessageConst:
+        ev = msg.event
+        for fname, member in ev.cls.payload_field_class.items():
+            fc = member.field_class
+            if hasattr(fc, "preferred_display_base"):
+                bases[(ev.name.split(":", 1)[1], fname)] = fc.preferred_display_base
+for key, want in want_base.items():
+    check(bases.get(key) == want, "%s.%s shown in base %s, expected %d"
+          % (key[0], key[1], bases.get(key), want))
 ok, err = tracecheck.clean(out)
 check(ok, "babeltrace2 complained: " + err)
 
@@ -100,6 +125,11 @@ text = {
                    "caf\u00e9 \u00e9 100",
     "gen_literals": "a 1 b 2",
     "gen_keywords": "new 1 class 2 this 3",
+    "gen_star": "0x000000ab abc 10",
+    "gen_prix": "5x FF",
+    "gen_tcg": "cpu=%s vaddr=0x0000000000001000 info=3" % hx("cpu"),
+    "gen_vcpu": "cpu=%s " % hx("cpu"),
+    "gen_target": "pc=0000000000004000 pa=0000000000005000",
     "gen_second": "n 9",
     "gen_last": "v -1234567890123",
 }

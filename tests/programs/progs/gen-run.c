@@ -1,6 +1,6 @@
 /* gen-run.c - calls every event fdr-gen generated from
- * tests/gen/ok/syntax.trace-events and second.trace-events (header
- * gen-syntax.h, provider "gent") with known values; tests/gen/check-run.py
+ * tests/programs/gen/ok/syntax.trace-events and second.trace-events (header
+ * gen-syntax.h, provider "gent") with known values; tests/programs/gen/check-run.py
  * reads the trace back with babeltrace2 and compares. Built as C11 and,
  * through gen-run-cxx.cc, as C++17: both must record the same events.
  *
@@ -36,6 +36,7 @@ static int counted(int v)
 int main(void)
 {
     struct GenDev dev = {42};
+    struct CPUState cpu = {1};
     char buf[] = "buffer";
     uint8_t data[4] = {1, 2, 3, 4};
 
@@ -52,6 +53,11 @@ int main(void)
     trace_gen_escapes(100);
     trace_gen_literals(1, 2);
     trace_gen_keywords(1, 2, 3);
+    trace_gen_star(8, 0xab, 3, "abcdef", 8);
+    trace_gen_prix(5, 0xff);
+    trace_gen_tcg(&cpu, 0x1000, 3);
+    trace_gen_vcpu(&cpu);
+    trace_gen_target(0x4000, 0x5000);
     /* a disabled event records nothing and does not evaluate its arguments */
     trace_gen_disabled(counted(5), "never");
     trace_gen_disabled_void();
@@ -61,6 +67,7 @@ int main(void)
     printf("dev=%" PRIuPTR "\n", (uintptr_t)&dev);
     printf("data=%" PRIuPTR "\n", (uintptr_t)data);
     printf("buf=%" PRIuPTR "\n", (uintptr_t)buf);
+    printf("cpu=%" PRIuPTR "\n", (uintptr_t)&cpu);
     printf("calls=%d\n", calls);
     printf("void_enabled=%d\n", (int)trace_gen_void_enabled());
     printf("void_state=%d\n", (int)trace_event_get_state_backends(TRACE_GEN_VOID));

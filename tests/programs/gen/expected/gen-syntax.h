@@ -36,6 +36,7 @@ fdr__gen_format_check(const char *fmt, ...)
 #endif
 
 struct GenDev;
+struct CPUState;
 
 /* gen_void (ok/syntax.trace-events:5) */
 #define TRACE_GEN_VOID_ENABLED FDR__GEN_ON
@@ -217,7 +218,82 @@ static inline void trace_gen_keywords(int new_, int class_, int this_)
 #define trace_gen_keywords(...) ((void)(0 && (trace_gen_keywords(__VA_ARGS__), 0)))
 #endif
 
-/* gen_disabled (ok/syntax.trace-events:36), disabled */
+/* gen_star (ok/syntax.trace-events:37) */
+#define TRACE_GEN_STAR_ENABLED FDR__GEN_ON
+#define TRACE_GEN_STAR_BACKEND_DSTATE() trace_gen_star_enabled()
+static inline bool trace_gen_star_enabled(void)
+{
+    return fdr_enabled(gent, gen_star);
+}
+static inline void trace_gen_star(int w, uint64_t v, int p, const char *s, unsigned o)
+{
+    fdr_trace_fields(gent, gen_star, "w,v,p,s,o", "0x%0*" PRIx64 " %.*s %o", w, v, p, s, o);
+}
+#if !TRACE_GEN_STAR_ENABLED
+#define trace_gen_star(...) ((void)(0 && (trace_gen_star(__VA_ARGS__), 0)))
+#endif
+
+/* gen_prix (ok/syntax.trace-events:38) */
+#define TRACE_GEN_PRIX_ENABLED FDR__GEN_ON
+#define TRACE_GEN_PRIX_BACKEND_DSTATE() trace_gen_prix_enabled()
+static inline bool trace_gen_prix_enabled(void)
+{
+    return fdr_enabled(gent, gen_prix);
+}
+static inline void trace_gen_prix(unsigned n, uint8_t b)
+{
+    fdr_trace_fields(gent, gen_prix, "n,b", "%u" PRIx8 " %X", n, b);
+}
+#if !TRACE_GEN_PRIX_ENABLED
+#define trace_gen_prix(...) ((void)(0 && (trace_gen_prix(__VA_ARGS__), 0)))
+#endif
+
+/* gen_tcg (ok/syntax.trace-events:43) */
+#define TRACE_GEN_TCG_ENABLED FDR__GEN_ON
+#define TRACE_GEN_TCG_BACKEND_DSTATE() trace_gen_tcg_enabled()
+static inline bool trace_gen_tcg_enabled(void)
+{
+    return fdr_enabled(gent, gen_tcg);
+}
+static inline void trace_gen_tcg(struct CPUState *cpu, uint64_t vaddr, uint16_t info)
+{
+    fdr_trace_fields(gent, gen_tcg, "cpu,vaddr,info", "cpu=%p " "vaddr=0x%016" PRIx64 " info=%d", (const void *)(cpu), vaddr, info);
+}
+#if !TRACE_GEN_TCG_ENABLED
+#define trace_gen_tcg(...) ((void)(0 && (trace_gen_tcg(__VA_ARGS__), 0)))
+#endif
+
+/* gen_vcpu (ok/syntax.trace-events:44) */
+#define TRACE_GEN_VCPU_ENABLED FDR__GEN_ON
+#define TRACE_GEN_VCPU_BACKEND_DSTATE() trace_gen_vcpu_enabled()
+static inline bool trace_gen_vcpu_enabled(void)
+{
+    return fdr_enabled(gent, gen_vcpu);
+}
+static inline void trace_gen_vcpu(struct CPUState *cpu)
+{
+    fdr_trace_fields(gent, gen_vcpu, "cpu", "cpu=%p " "", (const void *)(cpu));
+}
+#if !TRACE_GEN_VCPU_ENABLED
+#define trace_gen_vcpu(...) ((void)(0 && (trace_gen_vcpu(__VA_ARGS__), 0)))
+#endif
+
+/* gen_target (ok/syntax.trace-events:45) */
+#define TRACE_GEN_TARGET_ENABLED FDR__GEN_ON
+#define TRACE_GEN_TARGET_BACKEND_DSTATE() trace_gen_target_enabled()
+static inline bool trace_gen_target_enabled(void)
+{
+    return fdr_enabled(gent, gen_target);
+}
+static inline void trace_gen_target(uint64_t pc, uint64_t pa)
+{
+    fdr_trace_fields(gent, gen_target, "pc,pa", "pc=" TARGET_FMT_lx " pa=" TARGET_FMT_plx, pc, pa);
+}
+#if !TRACE_GEN_TARGET_ENABLED
+#define trace_gen_target(...) ((void)(0 && (trace_gen_target(__VA_ARGS__), 0)))
+#endif
+
+/* gen_disabled (ok/syntax.trace-events:48), disabled */
 #define TRACE_GEN_DISABLED_ENABLED 0
 #define TRACE_GEN_DISABLED_BACKEND_DSTATE() trace_gen_disabled_enabled()
 static inline bool trace_gen_disabled_enabled(void)
@@ -233,7 +309,7 @@ static inline void trace_gen_disabled(int side, const char *s)
 #define trace_gen_disabled(...) ((void)(0 && (trace_gen_disabled(__VA_ARGS__), 0)))
 #endif
 
-/* gen_disabled_void (ok/syntax.trace-events:37), disabled */
+/* gen_disabled_void (ok/syntax.trace-events:49), disabled */
 #define TRACE_GEN_DISABLED_VOID_ENABLED 0
 #define TRACE_GEN_DISABLED_VOID_BACKEND_DSTATE() trace_gen_disabled_void_enabled()
 static inline bool trace_gen_disabled_void_enabled(void)

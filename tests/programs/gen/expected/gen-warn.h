@@ -34,33 +34,33 @@ fdr__gen_format_check(const char *fmt, ...)
 }
 #endif
 
-/* gen_vcpu (ok/warn.trace-events:2) */
-#define TRACE_GEN_VCPU_ENABLED FDR__GEN_ON
-#define TRACE_GEN_VCPU_BACKEND_DSTATE() trace_gen_vcpu_enabled()
-static inline bool trace_gen_vcpu_enabled(void)
+/* gen_wibble (ok/warn.trace-events:2) */
+#define TRACE_GEN_WIBBLE_ENABLED FDR__GEN_ON
+#define TRACE_GEN_WIBBLE_BACKEND_DSTATE() trace_gen_wibble_enabled()
+static inline bool trace_gen_wibble_enabled(void)
 {
-    return fdr_enabled(gent, gen_vcpu);
+    return fdr_enabled(gent, gen_wibble);
 }
-static inline void trace_gen_vcpu(int x)
+static inline void trace_gen_wibble(int x)
 {
-    fdr_trace_fields(gent, gen_vcpu, "x", "x %d", x);
+    fdr_trace_fields(gent, gen_wibble, "x", "x %d", x);
 }
-#if !TRACE_GEN_VCPU_ENABLED
-#define trace_gen_vcpu(...) ((void)(0 && (trace_gen_vcpu(__VA_ARGS__), 0)))
+#if !TRACE_GEN_WIBBLE_ENABLED
+#define trace_gen_wibble(...) ((void)(0 && (trace_gen_wibble(__VA_ARGS__), 0)))
 #endif
 
-/* gen_tcg (ok/warn.trace-events:3), disabled */
-#define TRACE_GEN_TCG_ENABLED 0
-#define TRACE_GEN_TCG_BACKEND_DSTATE() trace_gen_tcg_enabled()
-static inline bool trace_gen_tcg_enabled(void)
+/* gen_frob (ok/warn.trace-events:3), disabled */
+#define TRACE_GEN_FROB_ENABLED 0
+#define TRACE_GEN_FROB_BACKEND_DSTATE() trace_gen_frob_enabled()
+static inline bool trace_gen_frob_enabled(void)
 {
     return false;
 }
-static inline void trace_gen_tcg(void)
+static inline void trace_gen_frob(void)
 {
 }
-#if !TRACE_GEN_TCG_ENABLED
-#define trace_gen_tcg(...) ((void)(0 && (trace_gen_tcg(__VA_ARGS__), 0)))
+#if !TRACE_GEN_FROB_ENABLED
+#define trace_gen_frob(...) ((void)(0 && (trace_gen_frob(__VA_ARGS__), 0)))
 #endif
 
 #endif /* FDR_GEN_GENT_GEN_WARN_H */
