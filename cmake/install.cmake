@@ -16,6 +16,11 @@
 # relocatable except fdr.pc, which is written at install time with the
 # prefix actually used.
 #
+# A program built with pkg-config runs from any prefix: fdr.pc's --libs
+# has an rpath. For everything else (cc prog.c -lfdr), an install as root
+# without DESTDIR runs ldconfig at the end, so that the loader's cache
+# knows the new libfdr.so.0 in a system prefix such as /usr/local.
+#
 # Included from the top CMakeLists.txt once the fdr and fdr_static targets
 # exist; tests/install/ checks the result.
 include(CMakePackageConfigHelpers)
@@ -71,3 +76,15 @@ configure_file(\"${CMAKE_CURRENT_BINARY_DIR}/fdr.pc.tmpl\"
 file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\"
      TYPE FILE FILES \"${CMAKE_CURRENT_BINARY_DIR}/fdr.pc\")
 ")
+
+# Last: refresh the loader's cache after a real (not staged) root install.
+install(CODE [[
+if("$ENV{DESTDIR}" STREQUAL "")
+  execute_process(COMMAND id -u OUTPUT_VARIABLE _fdr_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+  find_program(_fdr_ldconfig ldconfig PATHS /sbin /usr/sbin)
+  if(_fdr_uid STREQUAL "0" AND _fdr_ldconfig)
+    message(STATUS "Running ldconfig")
+    execute_process(COMMAND ${_fdr_ldconfig})
+  endif()
+endif()
+]])

@@ -80,7 +80,6 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
         FDR__STATIC_ASSERT(FDR__NARG(__VA_ARGS__) <= FDR_MAX_FIELDS,                     \
                            "fdr_trace: at most 12 fields");                              \
         FDR__EACH(FDR__CHECK_ITEM, __VA_ARGS__)                                          \
-        FDR__FORMAT_CHECK(fmt, __VA_ARGS__)                                              \
         static struct fdr__site fdr__site_ = {FDR__S_NEW,                                \
                                               FDR__SITE_TRACE,                           \
                                               FDR__NARG(__VA_ARGS__),                    \
@@ -96,6 +95,8 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
                                               FDR__TYPES(__VA_ARGS__)};                  \
         FDR__SITE_LIST(fdr__site_);                                                      \
         uint8_t fdr__st = fdr__site_state(&fdr__site_);                                  \
+        /* after the declarations: -Wdeclaration-after-statement */                     \
+        FDR__FORMAT_CHECK(fmt, __VA_ARGS__)                                              \
         if (__builtin_expect(fdr__st != 0, 0)) {                                         \
             FDR__EACH(FDR__BIND_ITEM, __VA_ARGS__)                                       \
             char *fdr__p = fdr__reserve(&fdr__site_, fdr__st,                            \
@@ -124,7 +125,7 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
 
 /* Registers this module's sites when it is loaded. Each translation unit
  * carries a copy; the library ignores a range it already knows. C linkage
- * in C++ too: tunable.h declares them again inside its extern "C". */
+ * in C++ too: tunable.h uses the same two symbols. */
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -38,6 +38,7 @@
 #include "fdr/internal/visibility.h"
 
 #ifndef FDR_DISABLE
+#include "fdr/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -105,10 +106,8 @@ extern struct fdr__tunable *const __start_fdr_tunables[]
     __attribute__((weak, visibility("hidden")));
 extern struct fdr__tunable *const __stop_fdr_tunables[]
     __attribute__((weak, visibility("hidden")));
-extern struct fdr__site *const __start_fdr_sites[]
-    __attribute__((weak, visibility("hidden")));
-extern struct fdr__site *const __stop_fdr_sites[]
-    __attribute__((weak, visibility("hidden")));
+/* __start_fdr_sites and __stop_fdr_sites: declared once, in trace.h
+ * (a second declaration trips -Wredundant-decls). */
 __attribute__((constructor(101), used)) static void fdr__register_tunable_module(void)
 {
     if (&__start_fdr_tunables[0] != &__stop_fdr_tunables[0] ||

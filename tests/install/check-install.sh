@@ -14,6 +14,9 @@
 # 3. consumer.c built by a separate CMake project with find_package(fdr),
 #    linked with fdr::fdr and with fdr::fdr_static; both run and checked.
 # 4. With the Makefile generator: `make install PREFIX=... DESTDIR=...`.
+# 5. Installed for real into WORK/prefix (no DESTDIR), consumer.c built with
+#    pkg-config alone (no -Wl,-rpath of ours) and run with no
+#    LD_LIBRARY_PATH: the rpath in fdr.pc's --libs must find libfdr.so.0.
 # SANITIZE_FLAGS (the -fsanitize=... of a sanitizer build) are added to the
 # consumers' compile and link: a sanitized libfdr needs a sanitized program.
 set -u
@@ -99,6 +102,25 @@ if [ -f "$BUILD/Makefile" ]; then
         fail "make install PREFIX=/opt/fdr-make DESTDIR=...: library not there"
     grep -qx "prefix=/opt/fdr-make" "$WORK/stage2/opt/fdr-make/$LIBDIR/pkgconfig/fdr.pc" ||
         fail "make install PREFIX=/opt/fdr-make: fdr.pc prefix is not /opt/fdr-make"
+fi
+
+# ---- 5. pkg-config alone, run without LD_LIBRARY_PATH ----------------------
+REAL=$WORK/prefix
+if env -u DESTDIR "$CMAKE" --install "$BUILD" --prefix "$REAL" >"$WORK/install5.log" 2>&1; then
+    PC=$(env -u PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH="$REAL/$LIBDIR/pkgconfig" \
+        pkg-config --cflags --libs fdr) || fail "5: pkg-config --cflags --libs fdr"
+    # shellcheck disable=SC2086
+    if $CC $SAN "$HERE/consumer.c" -o "$WORK/consumer-alone" $PC; then
+        out=$(env -u LD_LIBRARY_PATH FDR_OUTPUT="$WORK/trace-alone" "$WORK/consumer-alone" 2>&1)
+        [ "$out" = "fdr 0.1.0" ] || fail "5: built with pkg-config alone, it does not run: $out"
+        env -u LD_LIBRARY_PATH ldd "$WORK/consumer-alone" | grep -q "$REAL/$LIBDIR/libfdr.so.0" ||
+            fail "5: consumer-alone does not load $REAL/$LIBDIR/libfdr.so.0"
+    else
+        fail "5: build with pkg-config alone failed"
+    fi
+else
+    cat "$WORK/install5.log"
+    fail "5: cmake --install --prefix $REAL failed"
 fi
 
 [ $fails -eq 0 ] && echo "ok: installed, built with pkg-config and find_package, traces read"

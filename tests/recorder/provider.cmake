@@ -48,3 +48,9 @@ add_test(NAME install-exports
          COMMAND ${FDR_PYTHON} ${FDR_TESTS_DIR}/install/check-exports.py
                  $<TARGET_FILE:fdr> ${PROJECT_SOURCE_DIR}/include)
 set_tests_properties(install-exports PROPERTIES TIMEOUT 30)
+
+# The public headers under QEMU's and Lua's warning flags (issue 10).
+add_test(NAME install-headers-strict
+         COMMAND sh ${FDR_TESTS_DIR}/install/check-headers.sh ${PROJECT_SOURCE_DIR}/include
+                 ${CMAKE_CURRENT_BINARY_DIR}/headers-strict.work)
+set_tests_properties(install-headers-strict PROPERTIES TIMEOUT 180)
