@@ -6,7 +6,7 @@
  *
  *   1. stops the other writers (section.c, fdr__section_quiesce_unlocked,
  *      bounded wait): their rings then hold still;
- *   2. takes the last FDR_CRASH_EVENTS (default 32) complete events of each
+ *   2. takes the last FDR_CRASH_EVENTS (default 256) complete events of each
  *      ring, newest packets first, sorts them by time and prints one line
  *      each, with a single write(2) per line:
  *          fdr: 0.001234567 [4242 worker] net:rx len=60 dev=eth0
@@ -50,7 +50,10 @@
 #define MAX_ENTRIES 32768
 
 static int crash_on;
-static unsigned crash_events = 32;
+/* 256: 32 covered about 1 us of a busy interpreter's hottest thread; 256
+ * show a few microseconds of it, a screenful or two per thread. The CTF
+ * crash snapshot (FDR_CRASH_DIR) is the complete record. */
+static unsigned crash_events = 256;
 static char crash_dir[PATH_MAX - 64];
 static uint8_t crash_sig[NSIG];          /* 1: handled */
 static struct sigaction crash_old[NSIG]; /* previous actions */
@@ -285,30 +288,68 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void dump(int sig, pid_t me)
+/* Appends s to head[*n], within cap. */
+static void add(char *head, size_t cap, size_t *n, const char *s)
 {
-    char head[160];
-    size_t n = 0;
+    size_t k = strlen(s);
+    if (k > cap - *n)
+        k = cap - *n;
+    memcpy(head + *n, s, k);
+    *n += k;
+}
+
+static void add_u64(char *head, size_t cap, size_t *n, uint64_t v, unsigned base)
+{
+    char num[24];
+    num[fdr__fmt_u64(num, v, base, 0)] = 0;
+    add(head, cap, n, num);
+}
+
+/* The banner: which signal, where it came from (si_code > 0: the kernel,
+ * for a fault at si_addr; otherwise kill/raise/abort by si_pid), which
+ * thread, and how much follows:
+ *   fdr: caught SIGSEGV (fault at address 0x0) in thread 4242; last 256
+ *   events per thread (FDR_CRASH_EVENTS):
+ *   fdr: caught SIGTERM (sent by process 977, uid 0) in thread 4242; ... */
+static void banner(int sig, const siginfo_t *si, pid_t me)
+{
+    char head[256];
+    size_t n = 0, cap = sizeof head;
     const char *nm = sig_name(sig);
-    const char *a = "fdr: caught ";
-    memcpy(head, a, strlen(a));
-    n = strlen(a);
+    add(head, cap, &n, "fdr: caught ");
     if (nm) {
-        memcpy(head + n, nm, strlen(nm));
-        n += strlen(nm);
+        add(head, cap, &n, nm);
     } else {
-        memcpy(head + n, "signal ", 7);
-        n += 7;
-        n += fdr__fmt_u64(head + n, (uint64_t)sig, 10, 0);
+        add(head, cap, &n, "signal ");
+        add_u64(head, cap, &n, (uint64_t)sig, 10);
     }
-    const char *b = " in thread ";
-    memcpy(head + n, b, strlen(b));
-    n += strlen(b);
-    n += fdr__fmt_u64(head + n, (uint64_t)me, 10, 0);
-    const char *c = "; last events:\n";
-    memcpy(head + n, c, strlen(c));
-    n += strlen(c);
+    int fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
+    if (si && si->si_code > 0 && fault) {
+        add(head, cap, &n, " (fault at address 0x");
+        add_u64(head, cap, &n, (uint64_t)(uintptr_t)si->si_addr, 16);
+        add(head, cap, &n, ")");
+    } else if (si && si->si_code > 0) {
+        add(head, cap, &n, " (sent by the kernel)");
+    } else if (si && si->si_pid == fdr__pid) {
+        add(head, cap, &n, " (raised by this process: raise, abort or kill)");
+    } else if (si) {
+        add(head, cap, &n, " (sent by process ");
+        add_u64(head, cap, &n, (uint64_t)si->si_pid, 10);
+        add(head, cap, &n, ", uid ");
+        add_u64(head, cap, &n, (uint64_t)si->si_uid, 10);
+        add(head, cap, &n, ")");
+    }
+    add(head, cap, &n, " in thread ");
+    add_u64(head, cap, &n, (uint64_t)me, 10);
+    add(head, cap, &n, "; last ");
+    add_u64(head, cap, &n, crash_events, 10);
+    add(head, cap, &n, " events per thread (FDR_CRASH_EVENTS):\n");
     out(head, n);
+}
+
+static void dump(int sig, const siginfo_t *si, pid_t me)
+{
+    banner(sig, si, me);
 
     int locked = 0;
     uint64_t deadline = mono_ns() + 100000000u;
@@ -347,6 +388,9 @@ static void dump(int sig, pid_t me)
     if (n_entries == 0)
         outs("fdr: (no events recorded)\n");
     outs("fdr: end of last events\n");
+    if (!crash_dir[0])
+        outs("fdr: set FDR_CRASH_DIR=DIR to keep every recorded event of a crash as a "
+             "CTF trace\n");
 
     if (crash_dir[0]) {
         static char path[PATH_MAX];
@@ -414,7 +458,7 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
     pid_t expect = 0;
     if (__atomic_compare_exchange_n(&dumper, &expect, me, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
-        dump(sig, me);
+        dump(sig, si, me);
         /* Release pairs with the acquire load below (other crashing threads). */
         __atomic_store_n(&dump_done, 1, __ATOMIC_RELEASE);
     } else if (expect != me) {

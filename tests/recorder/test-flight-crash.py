@@ -115,6 +115,27 @@ for kind, sig in SIGS.items():
         want += [("crash:now", {"kind": kind_logged})]
         check(got == want, kind + ": snapshot events\n got  %r\n want %r" % (got, want))
 
+# The banner says where the signal came from: a fault and its address, the
+# process itself (abort), or another process (its pid).
+p = run("null")
+check("fdr: caught SIGSEGV (fault at address 0x0) in thread" in p.stderr,
+      "null: banner names the fault address\n" + p.stderr)
+check("set FDR_CRASH_DIR=DIR" in p.stderr, "null: says how to keep a complete record")
+p = run("abort")
+check("fdr: caught SIGABRT (raised by this process" in p.stderr,
+      "abort: banner says raised by the process\n" + p.stderr)
+e = dict(os.environ)
+e.pop("FDR_OUTPUT", None)
+e["ASAN_OPTIONS"] = e["TSAN_OPTIONS"] = "handle_segv=0"
+w = subprocess.Popen([PROG, "wait"], env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True, preexec_fn=no_core)
+check(w.stdout.readline().strip() == "ready", "wait: started")
+w.send_signal(signal.SIGSEGV)
+_, err = w.communicate(timeout=60)
+check(w.returncode == -signal.SIGSEGV, "wait: died of SIGSEGV (%d)" % w.returncode)
+check("fdr: caught SIGSEGV (sent by process %d, uid %d) in thread" % (os.getpid(), os.getuid())
+      in err, "wait: banner names the sending process\n" + err)
+
 # fewer events asked for: the newest ones only
 p = run("abort", FDR_CRASH_EVENTS="3")
 check(p.returncode == -signal.SIGABRT, "events=3: SIGABRT")
@@ -145,7 +166,7 @@ check(len(warn) == 1 and "not valid" in warn[0], "bogus signals: one warning\n" 
 check(p.returncode == -signal.SIGSEGV and "fdr: caught SIGSEGV" in p.stderr,
       "bogus signals: defaults used")
 p = run("null", FDR_CRASH_EVENTS="0")
-warn = [l for l in p.stderr.splitlines() if "FDR_CRASH_EVENTS" in l]
+warn = [l for l in p.stderr.splitlines() if l.startswith("fdr: FDR_CRASH_EVENTS")]
 check(len(warn) == 1 and "not valid" in warn[0], "events=0: one warning\n" + p.stderr)
 check_dump("events=0", "null", p)
 

@@ -1,6 +1,6 @@
 /* flight-crash.c - records a few events, then dies the way it is told.
  *
- *     flight-crash null|abort|overflow|fpe|chain|handled
+ *     flight-crash null|abort|overflow|fpe|chain|handled|wait
  *
  * Events: the main thread records work:step i=0..9 with a string "s<i>",
  * a second thread (alive, blocked) records other:tick n=100..104 with
@@ -12,6 +12,7 @@
  *   chain     installs its own SIGSEGV handler that chains to the previous
  *             one (fdr's), then null
  *   handled   installs its own SIGSEGV handler that exits(42)
+ *   wait      prints "ready" on stdout and waits for a signal from outside
  * tests/test-flight-crash.py checks what stderr and the parent see. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -109,6 +110,11 @@ int main(int argc, char **argv)
         abort();
     } else if (strcmp(kind, "overflow") == 0) {
         return depth(0);
+    } else if (strcmp(kind, "wait") == 0) {
+        printf("ready\n");
+        fflush(stdout);
+        for (;;)
+            pause();
     } else if (strcmp(kind, "fpe") == 0) {
         volatile int zero = 0;
         volatile int x = 7 / zero;
