@@ -24,9 +24,12 @@
  * Gaps: when the oldest packet kept is not sequence 0, the packets before
  * it were overwritten. CTF readers only report a gap between two packets,
  * so the stream starts with an empty "anchor" packet of sequence 0 (same
- * thread, times equal to the oldest packet's beginning, nothing
- * discarded): babeltrace2 then reports the overwritten packets as
- * discarded, and the first real packet's cumulative discarded count as
+ * thread, begin and end time the library's start, nothing discarded):
+ * babeltrace2 then reports the overwritten packets as discarded, once per
+ * stream, as what they are: "Tracer discarded N packets between [the
+ * library's start] and [the oldest packet kept]" (two real, different
+ * times: the flight recorder kept the newest packets and overwrote the
+ * older ones), and the first real packet's cumulative discarded count as
  * discarded events.
  *
  * fdr__snapshot_write_live() is the same writing, straight from the rings,
@@ -153,7 +156,11 @@ static int write_stream(const char *dir, const struct plan *pl)
         if (!anchored && hdr.seq > 0) {
             /* See "Gaps" in the file comment. */
             struct fdr__pkt anchor = hdr;
+            struct fdr__clock_params clk;
+            fdr__clock_params(&clk);
             anchor.seq = 0;
+            if (clk.start < hdr.ts_begin)
+                anchor.ts_begin = clk.start;
             anchor.ts_end = anchor.ts_begin;
             anchor.discarded = 0;
             anchor.content_size = sizeof anchor * 8;

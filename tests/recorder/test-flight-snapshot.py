@@ -17,6 +17,7 @@ With tests/progs/flight-snapshot.c, in overwrite mode with small rings
   - the cost of a snapshot of 8 threads x 1 MiB is printed.
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -59,6 +60,17 @@ for d in (d1, d2):
     check(ok, "babeltrace2 reads %s\n%s" % (d, err))
 
 t1, t2 = tracecheck.read(d1), tracecheck.read(d2)
+
+# The overwritten packets read as what they are: one notice per wrapped
+# stream, between two real and different times (the library's start and
+# the oldest packet kept), never "between [T] and [T]".
+bt = subprocess.run(["babeltrace2", d1], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    text=True, timeout=120)
+gaps = re.findall(r"discarded \d+ packets between \[([^\]]*)\] and \[([^\]]*)\]",
+                  bt.stderr)
+check(gaps, "snap1: babeltrace2 reports the overwritten packets\n" + bt.stderr)
+check(all(a != b for a, b in gaps),
+      "snap1: a discarded-packets notice with the same time twice\n" + bt.stderr)
 
 
 def by_name(t, name):
