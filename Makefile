@@ -8,16 +8,22 @@ PREFIX ?= /usr/local
 BUILD ?= build
 
 .PHONY: all demo test check bench install clean
-all:
-	scripts/deps.sh build
-	cmake -S . -B $(BUILD) -DFDR_BENCH=OFF >/dev/null
-	cmake --build $(BUILD) -j
+# The build is quiet: its log goes to $(BUILD).log, printed only when
+# the build fails, so `make demo` shows the demo's trace and nothing else.
+QUIET_BUILD = cmake -S . -B $(BUILD) -DFDR_BENCH=OFF $(CMAKE_ARGS) >$(BUILD).log 2>&1 && \
+	cmake --build $(BUILD) -j $(TARGET) >>$(BUILD).log 2>&1 || \
+	{ cat $(BUILD).log; echo "make: the build failed (log: $(BUILD).log)"; exit 1; }
 
-demo: all
-	scripts/deps.sh demo
-	rm -rf $(BUILD)/demo-trace
-	FDR_OUTPUT=$(BUILD)/demo-trace $(BUILD)/demo
-	babeltrace2 $(BUILD)/demo-trace
+all:
+	@scripts/deps.sh build
+	@$(QUIET_BUILD)
+
+demo:
+	@scripts/deps.sh demo
+	@$(MAKE) -s all TARGET="--target demo"
+	@rm -rf $(BUILD)/demo-trace
+	@FDR_OUTPUT=$(BUILD)/demo-trace $(BUILD)/demo
+	@babeltrace2 $(BUILD)/demo-trace
 
 test:
 	scripts/deps.sh test
@@ -31,9 +37,8 @@ bench:
 	bench/run.sh
 
 install:
-	scripts/deps.sh build
-	cmake -S . -B $(BUILD) -DFDR_BENCH=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
-	cmake --build $(BUILD) -j
+	@scripts/deps.sh build
+	@$(MAKE) -s all CMAKE_ARGS=-DCMAKE_INSTALL_PREFIX=$(PREFIX)
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
 
 clean:
