@@ -2,8 +2,9 @@
 # check-corpus.sh - fdr-gen over real trace-events files (not in the repo).
 #   usage: check-corpus.sh FDR-GEN CORPUS-DIR SRC-DIR TMP-DIR
 # Every file whose name contains "trace-events" under CORPUS-DIR must
-# generate, and its header compile with -Wall -Wextra -Werror as C (gnu11)
-# and as C++17, after a prelude declaring QEMU's own typedefs.
+# generate with --strict (no event skipped), and its header compile with
+# -Wall -Wextra -Werror as C (gnu11) and as C++17, after a prelude declaring
+# QEMU's own typedefs.
 set -u
 gen=$1 corpus=$2 src=$3 tmp=$4
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
@@ -18,7 +19,7 @@ for f in $(find "$corpus" -type f -name '*trace-events*' | sort); do
     n=$((n + 1))
     prov=$(basename "$f" | tr -c 'A-Za-z0-9_\n' _)
     prov=qemu_$prov
-    if ! "$gen" --provider "$prov" --include "$tmp/prelude.h" -o "$tmp/$prov.h" "$f"; then
+    if ! "$gen" --strict --provider "$prov" --include "$tmp/prelude.h" -o "$tmp/$prov.h" "$f"; then
         echo "FAIL: fdr-gen $f" >&2; bad=$((bad + 1)); continue
     fi
     events=$(grep -c '^static inline void trace_' "$tmp/$prov.h")
