@@ -75,3 +75,12 @@ foreach(case buffer-size packet-size mode output-missing output-readonly output-
                    ${_core_out}/config-${case} ${case})
   set_tests_properties(core-config-${case} PROPERTIES TIMEOUT 60)
 endforeach()
+
+# test-core-committed.c: the committed position of the open packet, read
+# from the buffer's memfd alone after SIGSTOP / SIGKILL of its writer.
+add_executable(test-core-committed ${CMAKE_CURRENT_LIST_DIR}/test-core-committed.c)
+target_link_libraries(test-core-committed PRIVATE fdr fdr_common)
+foreach(sig stop kill)
+  add_test(NAME core-committed-${sig} COMMAND test-core-committed ${sig} 200)
+  set_tests_properties(core-committed-${sig} PROPERTIES TIMEOUT 300)
+endforeach()
