@@ -126,6 +126,10 @@ FDR__EXTERN uint32_t fdr__string_max; /* longest string stored, in bytes */
 
 #define fdr__barrier() __asm__ __volatile__("" ::: "memory")
 
+/* The call site has two copies of the payload stores (fast and slow path):
+ * inlined whatever the compiler would decide for a function used twice. */
+#define FDR__INLINE static inline __attribute__((always_inline))
+
 static inline uint8_t fdr__site_state(const struct fdr__site *s)
 {
     return __atomic_load_n(&s->state, __ATOMIC_RELAXED);
@@ -157,8 +161,8 @@ static inline uint64_t fdr__now(void)
  * interrupted event still owns the section), and finishes a non-NULL
  * result with fdr__commit_slow(). Two separate paths at the call site, so
  * that the fast one is straight code that tests nothing again. */
-static inline int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload,
-                               char **p, char **tail)
+FDR__INLINE int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload, char **p,
+                             char **tail)
 {
     struct fdr__thread *t = &fdr__self;
     uint32_t nested = t->in_section;
@@ -189,7 +193,7 @@ static inline int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payloa
 }
 
 /* Publishes the event that ends at `end` and leaves the tracing section. */
-static inline void fdr__commit(char *end, char *tail)
+FDR__INLINE void fdr__commit(char *end, char *tail)
 {
     struct fdr__thread *t = &fdr__self;
     /* Observable: the committed position, for a reader of the mapping
@@ -225,13 +229,13 @@ static inline size_t fdr__strsz(const void *pa, size_t n)
     return len + 3 + 1;
 }
 
-static inline size_t fdr__fixsz(const void *pa, size_t n)
+FDR__INLINE size_t fdr__fixsz(const void *pa, size_t n)
 {
     (void)pa;
     return n;
 }
 
-static inline char *fdr__put_str(char *p, const void *pa, size_t n)
+FDR__INLINE char *fdr__put_str(char *p, const void *pa, size_t n)
 {
     const char *s = *(const char *const *)pa;
     if (!s)
@@ -243,7 +247,7 @@ static inline char *fdr__put_str(char *p, const void *pa, size_t n)
     return p + n;
 }
 
-static inline char *fdr__put_fix(char *p, const void *pa, size_t n)
+FDR__INLINE char *fdr__put_fix(char *p, const void *pa, size_t n)
 {
     memcpy(p, pa, n);
     return p + n;
