@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <x86intrin.h>
 
 static double now_ns(void)
 {
@@ -16,19 +17,11 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static inline uint64_t tick(void)
+/* rdtsc, the clock of the floor (floor.c), fdr and barectf. The bench is
+ * x86-64 only, as floor.c. */
+static uint64_t tick(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    uint32_t lo, hi;
-    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
-#elif defined(__aarch64__)
-    uint64_t v;
-    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
-    return v;
-#else
-    return (uint64_t)now_ns();
-#endif
+    return __rdtsc();
 }
 
 /* The value after "key\t: " in /proc/cpuinfo's first processor. */
