@@ -10,6 +10,8 @@
 #   scripts/disasm-hotpath.py --check docs/hotpath.md   (the ctest hotpath-doc)
 #   scripts/disasm-hotpath.py --counts OTHER/include     (compare another tree)
 #
+# Both first check on the code that the disabled event is one load and one
+# branch and that the enabled common path has no lock, xchg, fence or call.
 # --check regenerates and compares; it exits 77 (skipped) when the compiler
 # is not the one the document was made with (the code would differ), 1 with
 # a diff when the document is stale. Needs the compiler and objdump.
@@ -171,6 +173,23 @@ def document(cc, include=os.path.join(TOP, "include")):
     return "\n".join(out) + "\n"
 
 
+def properties(cc):
+    """What the fast path promises, checked on the code: the disabled
+    event is one load and one branch; the common enabled path has no
+    atomic read-modify-write, no fence and no call."""
+    insns = disassemble(cc, os.path.join(TOP, "include"))
+    c = counts(walk(insns, insns[0][0], False))
+    if c["loads"] != 1 or c["branches"] != 1:
+        return "the disabled event is %d loads and %d branches, not 1 and 1" % (
+            c["loads"], c["branches"])
+    for a, t, k in walk(insns, insns[0][0], True):
+        op = t.split()[0]
+        if (op in ("lock", "mfence", "lfence", "sfence", "call") or op.startswith("cmpxchg")
+                or op.startswith("xadd") or (op == "xchg" and "ax,ax" not in t)):
+            return "the enabled path has `%s` at %x" % (t, a)
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cc", default=os.environ.get("CC", "gcc"))
@@ -187,6 +206,10 @@ def main():
     except (OSError, subprocess.CalledProcessError) as e:
         print("disasm-hotpath: cannot compile or disassemble: %s" % e, file=sys.stderr)
         return 77 if a.check else 1
+    bad = properties(a.cc)
+    if bad:
+        print("disasm-hotpath: %s" % bad, file=sys.stderr)
+        return 1
     if not a.check:
         sys.stdout.write(doc)
         return 0

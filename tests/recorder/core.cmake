@@ -86,7 +86,9 @@ foreach(sig stop kill)
 endforeach()
 
 # docs/hotpath.md is what scripts/disasm-hotpath.py makes from the headers
-# today (skipped with another compiler than the one it was made with).
+# today, and the code keeps its promises (disabled: 1 load + 1 branch;
+# enabled: no lock, xchg, fence or call);
+# the comparison is skipped with another compiler than the one it was made with.
 add_test(NAME hotpath-doc
          COMMAND ${FDR_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/disasm-hotpath.py
                  --cc ${CMAKE_C_COMPILER} --check ${PROJECT_SOURCE_DIR}/docs/hotpath.md)
