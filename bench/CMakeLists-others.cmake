@@ -68,6 +68,7 @@ add_executable(fdr-bench
   ${_fb_src}/main.c
   ${_fb_src}/benchfn.c
   ${_fb_src}/report.c
+  ${_fb_src}/machine.c
   ${_fb_src}/sections.c
   ${_fb_src}/floor.c
   ${_fb_src}/fdr_adapter.c

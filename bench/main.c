@@ -448,6 +448,8 @@ static int driver_main(const options *o)
 
     printf("fdr-bench: %llu events/batch, %u batches x %u processes per mode%s\n",
            o->iters, o->reps, o->procs, o->quick ? " (--quick)" : "");
+    bench_machine_probe(&r.machine);
+    bench_machine_print(&r.machine, stdout);
     bench_results_print(&r, stdout);
     int rc = bench_results_write_json(&r, o->out);
     if (rc != 0)

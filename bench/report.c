@@ -284,8 +284,9 @@ int bench_results_write_json(const bench_results *r, const char *path)
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return -errno;
-    fprintf(f, "[");
-    int first = 1;
+    fprintf(f, "[\n  ");
+    bench_machine_json(&r->machine, f);
+    int first = 0;
     for (int w = 0; w < BENCH_NWORKLOADS; w++) {
         for (int t = 0; t < BENCH_NTRACERS; t++) {
             benchfn_stats s = cell(r, t, w);

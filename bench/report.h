@@ -6,6 +6,7 @@
 #ifndef FDR_BENCH_REPORT_H
 #define FDR_BENCH_REPORT_H
 
+#include "machine.h"
 #include <stddef.h>
 #include <stdio.h>
 
@@ -43,6 +44,7 @@ typedef struct bench_results {
     bench_extra *extra;
     size_t nextra, capextra;
     char notes[8192]; /* notes of the other sections, one per line */
+    bench_machine machine; /* what it ran on (machine.h) */
 } bench_results;
 
 /* Index of a tracer or workload name, or -1. */

@@ -98,12 +98,22 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
         /* after the declarations: -Wdeclaration-after-statement */                     \
         FDR__FORMAT_CHECK(fmt, __VA_ARGS__)                                              \
         if (__builtin_expect(fdr__st != 0, 0)) {                                         \
+            char *fdr__p, *fdr__tl, *fdr__tl_slow;                                       \
+            int fdr__go;                                                                 \
             FDR__EACH(FDR__BIND_ITEM, __VA_ARGS__)                                       \
-            char *fdr__p = fdr__reserve(&fdr__site_, fdr__st,                            \
-                                        0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__));       \
-            if (fdr__p) {                                                                \
+            fdr__go = fdr__reserve(&fdr__site_, fdr__st,                                 \
+                                   0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__), &fdr__p,    \
+                                   &fdr__tl);                                            \
+            if (__builtin_expect(fdr__go > 0, 1)) {                                      \
                 FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                    \
-                fdr__commit(fdr__p);                                                     \
+                fdr__commit(fdr__p, fdr__tl);                                            \
+            } else if ((fdr__p = fdr__reserve_slow(                                      \
+                            &fdr__site_,                                                 \
+                            fdr__go ? (size_t)-1                                         \
+                                    : 0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__),          \
+                            &fdr__tl_slow)) != NULL) {                                   \
+                FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                    \
+                fdr__commit_slow(fdr__p, fdr__tl_slow);                                  \
             }                                                                            \
         }                                                                                \
     } while (0)

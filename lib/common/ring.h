@@ -13,6 +13,13 @@
  *   | fdr__buf_hdr   | fdr__pkt, events |     |                  |
  *   +----------------+------------------+-----+------------------+
  *
+ *   one packet slot (packet_size bytes)
+ *   +----------+---------+---------+-----+-------------+------------------+
+ *   | fdr__pkt | event 0 | event 1 | ... | (unused)    | fdr__pkt_tail    |
+ *   | 100 B    |         |         |     |             | base, committed  |
+ *   +----------+---------+---------+-----+-------------+------------------+
+ *                                     committed -^       last 16 bytes
+ *
  * Drawn in full, field by field, in docs/trace-format.md. */
 #ifndef FDR_COMMON_RING_H
 #define FDR_COMMON_RING_H
@@ -60,5 +67,26 @@ struct fdr__pkt {
     char thread_name[16];
 } __attribute__((packed));
 
+/* The last 16 bytes of every packet slot, never part of the content (the
+ * content ends before it, and what lies between is CTF padding).
+ *
+ * The committed position: every commit stores `committed` (release), the
+ * address just past its event, after every byte of the event. `base` is
+ * the address of the slot in the writer's address space, stored when the
+ * packet is opened, before its header. A reader that has only the mapping
+ * (the writer stopped or dead) takes committed - base as the committed
+ * length of the open packet: every event below it is whole, and no byte of
+ * a half-written one is below it. Addresses, not offsets, so that the
+ * commit stores the value it already has in a register.
+ * common/committed.h is the reader's side. */
+struct fdr__pkt_tail {
+    uint64_t base;
+    uint64_t committed;
+};
+#define FDR__PKT_TAIL 16
+
+/* Bytes of events one packet of `packet_size` bytes holds at most. */
+#define FDR__PKT_ROOM(packet_size)                                                       \
+    ((size_t)(packet_size) - sizeof(struct fdr__pkt) - FDR__PKT_TAIL)
 
 #endif

@@ -93,9 +93,10 @@ FDR__HIDDEN void fdr__writer_thread_exit(void);
 FDR__HIDDEN struct fdr__writer *fdr__writer_self(void);
 /* For raw events (provider.c): enters the tracing section and reserves a
  * payload of `payload` bytes for site s, like fdr__reserve(); finish with
- * fdr__commit(). NULL and *why < 0 when not recorded (see writer.c,
- * reserve()); a result with *why == -ENOSPC is only printed. */
-FDR__HIDDEN char *fdr__reserve_raw(struct fdr__site *s, size_t payload, int *why);
+ * fdr__commit_slow(end, *tail). NULL and *why < 0 when not recorded (see
+ * writer.c, reserve()); a result with *why == -ENOSPC is only printed. */
+FDR__HIDDEN char *fdr__reserve_raw(struct fdr__site *s, size_t payload, int *why,
+                                   char **tail);
 
 /* ---- tracing sections (section.c) ---------------------------------------- */
 

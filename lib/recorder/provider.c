@@ -27,7 +27,7 @@
  * Sites are never freed (the registry keeps them), and are found again by
  * name when a provider is registered anew. Recording goes through
  * fdr__reserve_raw() (writer.c), the slow path with the reason of a drop,
- * then the inline fdr__commit().
+ * then fdr__commit_slow().
  *
  * ORDERING. Everything that changes the table or the caches holds `lock`.
  * fdr_raw_event() takes no lock once its site exists: it reads `refs` with
@@ -316,8 +316,8 @@ static struct fdr__site *site_make(int i, uint32_t id)
 size_t fdr_raw_event_max(void)
 {
     fdr__init();
-    size_t room = fdr__cfg.packet_size - sizeof(struct fdr__pkt) -
-                  FDR__EVENT_HEADER_SIZE - sizeof(uint32_t);
+    size_t room =
+        FDR__PKT_ROOM(fdr__cfg.packet_size) - FDR__EVENT_HEADER_SIZE - sizeof(uint32_t);
     return room < UINT32_MAX ? room : UINT32_MAX;
 }
 
@@ -349,13 +349,14 @@ int fdr_raw_event(fdr_provider_t *p, unsigned event_id, const void *data, size_t
             return -ENOMEM;
     }
     int why;
-    char *d = fdr__reserve_raw(s, sizeof(uint32_t) + size, &why);
+    char *tail;
+    char *d = fdr__reserve_raw(s, sizeof(uint32_t) + size, &why, &tail);
     if (!d)
         return why;
     uint32_t n = (uint32_t)size;
     memcpy(d, &n, sizeof n);
     if (size)
         memcpy(d + sizeof n, data, size);
-    fdr__commit(d + sizeof n + size);
+    fdr__commit_slow(d + sizeof n + size, tail);
     return why; /* 0, or -ENOSPC for an event only printed */
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* section.c - stopping writers: the "tracing enabled" / "in tracing
  * section" protocol, and the tracing-activity API (fdr/flight.h).
  *
@@ -5,15 +6,21 @@
  * needs writers out of their buffers. Each thread has two words in its TLS
  * block:
  *
- *   enabled      written by the controller, read by the writer
+ *   enabled      written by the controller, read by the writer's slow path
+ *   end          set by the writer, pulled down to NULL by the controller
  *   in_section   written by the writer around each event
  *
  * Writer (fdr__reserve):            Controller (fdr__section_quiesce):
  *   in_section = 1                    enabled = 0 or 2     (every writer)
- *   compiler barrier                  barrier()            (a full fence
- *   if (enabled != 1) leave                                 on every CPU
+ *   compiler barrier                  fence, end = NULL
+ *   if (no room below end) slow       barrier()            (a full fence
+ *     (slow: if (enabled != 1) leave)                       on every CPU
  *   ... write the event ...                                 running a writer)
  *   in_section = 0 (release)          wait until in_section == 0 (acquire)
+ *
+ * The fast path reads only `end`, which stands for `enabled == 1`: the
+ * controller pulls it down, and the writer's slow path sets it again only
+ * when it sees enabled == 1 after a fence (writer.c, set_end).
  *
  * This is Dekker's pattern: each side stores, then loads the other's flag.
  * Without a store-load fence on both sides, both loads can miss the other
@@ -181,11 +188,23 @@ static int wait_out(const struct fdr__writer *w, uint64_t deadline)
     return 0;
 }
 
+/* Stores a thread's `enabled` and, unless it is 1, pulls its `end` down,
+ * so that its next event takes the slow path (which reads `enabled`). The
+ * fence pairs with the one in writer.c's set_end. */
+static void set_enabled(struct fdr__thread *t, uint32_t on, int memorder)
+{
+    __atomic_store_n(&t->enabled, on, memorder);
+    if (on != 1) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
+    }
+}
+
 static void stop_all(void)
 {
     for (struct fdr__writer *w = fdr__writers; w; w = w->next)
         if (__atomic_load_n(&w->self->enabled, __ATOMIC_RELAXED) == 1)
-            __atomic_store_n(&w->self->enabled, FDR__PAUSED, __ATOMIC_RELAXED);
+            set_enabled(w->self, FDR__PAUSED, __ATOMIC_RELAXED);
 }
 
 int fdr__section_quiesce(void)
@@ -224,7 +243,7 @@ void fdr__section_resume(void)
     /* Observable: release pairs with the acquire load of `enabled` in
      * fdr__reserve; the writer then sees what the controller changed. */
     for (struct fdr__writer *w = fdr__writers; w; w = w->next)
-        __atomic_store_n(&w->self->enabled, should_record(w), __ATOMIC_RELEASE);
+        set_enabled(w->self, should_record(w), __ATOMIC_RELEASE);
 }
 
 /* ---- the tracing-activity API -------------------------------------------- */
@@ -250,7 +269,7 @@ void fdr_set_tracing_enabled(bool enabled)
         fdr__section_resume();
     } else {
         for (struct fdr__writer *w = fdr__writers; w; w = w->next)
-            __atomic_store_n(&w->self->enabled, 0, __ATOMIC_RELAXED);
+            set_enabled(w->self, 0, __ATOMIC_RELAXED);
         fdr__section_barrier();
     }
     pthread_mutex_unlock(&fdr__writers_lock);
@@ -272,7 +291,7 @@ void fdr_thread_set_tracing_enabled(fdr_thread_t *thread, bool enabled)
     if (w) {
         w->user_enabled = enabled;
         /* Release: as in fdr__section_resume. */
-        __atomic_store_n(&t->enabled, should_record(w), __ATOMIC_RELEASE);
+        set_enabled(t, should_record(w), __ATOMIC_RELEASE);
         if (!enabled)
             fdr__section_barrier();
     }

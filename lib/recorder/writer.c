@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* writer.c - the writing side: one writer per thread, its packets, its exit.
  *
  * Each thread that records gets a writer: its TLS block (fdr__self, read by
@@ -5,7 +6,10 @@
  * any time, at most one open packet in that buffer.
  *
  * The fast path (include/fdr/internal/fastpath.h) only ever appends to the
- * open packet. Everything else comes here, to fdr__reserve_slow():
+ * open packet, below its tail (common/ring.h), and only while `end` is set:
+ * the slow path sets it when it opens a packet or finds room in the open
+ * one, controllers pull it down to NULL when they pause or disable
+ * tracing (section.c). Everything else comes here, to fdr__reserve_slow():
  *
  *   - first use of a call site: register its event class (registry.c);
  *   - first event of a thread: create its writer, take a buffer;
@@ -145,6 +149,23 @@ static int ring_full(struct fdr__buf_hdr *h)
            h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) >= h->n_packets;
 }
 
+static char *tail_of(const struct fdr__writer *w)
+{
+    return (char *)w->pkt + w->buf->hdr->packet_size - FDR__PKT_TAIL;
+}
+
+/* Lets the fast path write below `tail` again. A controller may pause this
+ * thread meanwhile (enabled, fence, end = NULL; section.c): the fence
+ * here and the one there make sure that either its NULL comes after this
+ * store, or this thread sees the pause below and pulls `end` down itself. */
+static void set_end(struct fdr__thread *t, char *tail)
+{
+    __atomic_store_n(&t->end, tail, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&t->enabled, __ATOMIC_RELAXED) != 1)
+        __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
+}
+
 static void publish(struct fdr__buf_hdr *h, const struct fdr__pkt *p)
 {
     h->reported = p->discarded;
@@ -177,11 +198,17 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
     }
     uint64_t seq = h->produced;
     struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(h, seq);
-    fill_header(w, p, seq, now, discarded);
     w->pkt = p;
+    /* The tail first: a reader that sees the new header (seq) also sees
+     * that nothing of it is committed yet, not the slot's last use. */
+    struct fdr__pkt_tail *tl = (struct fdr__pkt_tail *)(void *)tail_of(w);
+    tl->base = (uint64_t)(uintptr_t)p;
+    __atomic_store_n(&tl->committed, (uint64_t)(uintptr_t)(p + 1), __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    fill_header(w, p, seq, now, discarded);
     struct fdr__thread *t = w->self;
     __atomic_store_n(&t->pos, (char *)(p + 1), __ATOMIC_RELAXED);
-    __atomic_store_n(&t->end, (char *)p + h->packet_size, __ATOMIC_RELAXED);
+    set_end(t, tail_of(w));
     return 0;
 }
 
@@ -234,22 +261,28 @@ int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now)
 }
 
 /* Finds room for `total` bytes in the current packet, switching packets if
- * needed. Returns the write position or NULL (event discarded). */
-static char *make_room(struct fdr__writer *w, size_t total, uint64_t now)
+ * needed. Returns the write position (and in *tail the packet's tail) or
+ * NULL (event discarded). `end` may have been pulled down while the packet
+ * is open (section.c): room is measured against the tail, and `end` set
+ * again. */
+static char *make_room(struct fdr__writer *w, size_t total, uint64_t now, char **tail)
 {
     struct fdr__thread *t = w->self;
     struct fdr__buf_hdr *h = w->buf->hdr;
-    if (total > h->packet_size - sizeof(struct fdr__pkt))
+    if (total > FDR__PKT_ROOM(h->packet_size))
         return NULL; /* can never fit */
     if (w->pkt) {
         char *pos = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
-        char *end = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
-        if ((size_t)(end - pos) >= total)
+        if ((size_t)(tail_of(w) - pos) >= total) {
+            set_end(t, tail_of(w));
+            *tail = tail_of(w);
             return pos;
+        }
         fdr__writer_close_packet(w, now);
     }
     if (open_packet(w, now) < 0)
         return NULL;
+    *tail = tail_of(w);
     return __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
 }
 
@@ -257,11 +290,12 @@ static char *make_room(struct fdr__writer *w, size_t total, uint64_t now)
  * (0 when it is): -EBUSY nested or paused, -ENODATA disabled, -ENOMEM no
  * writer, -ENOSPC no room (counted), -E2BIG too large to print. A result
  * with *why == -ENOSPC is an event that is only printed. */
-static char *reserve(struct fdr__site *s, size_t payload, int *why)
+static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
 {
     struct fdr__thread *t = &fdr__self;
     struct fdr__writer *w = t->writer;
     *why = 0;
+    *tail = NULL;
     if (payload == (size_t)-1) {
         /* Nested in another event of this thread (signal handler). The
          * section still belongs to the interrupted event: do not leave it. */
@@ -303,7 +337,7 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why)
     uint64_t now = fdr__now();
     char *p;
     if (st & FDR__S_RECORD) {
-        p = make_room(w, total, now);
+        p = make_room(w, total, now, tail);
         if (!p) {
             count_discarded(w);
             *why = -ENOSPC;
@@ -331,39 +365,48 @@ out:
     return NULL;
 }
 
-char *fdr__reserve_slow(struct fdr__site *s, size_t payload)
+char *fdr__reserve_slow(struct fdr__site *s, size_t payload, char **tail)
 {
     int why;
-    return reserve(s, payload, &why);
+    return reserve(s, payload, &why, tail);
 }
 
 /* Raw events (provider.c) do not go through the inline fdr__reserve(): they
  * enter the tracing section here, as it does, and take the slow path every
  * time, which says why an event is not recorded. */
-char *fdr__reserve_raw(struct fdr__site *s, size_t payload, int *why)
+char *fdr__reserve_raw(struct fdr__site *s, size_t payload, int *why, char **tail)
 {
     struct fdr__thread *t = &fdr__self;
     if (__atomic_load_n(&t->in_section, __ATOMIC_RELAXED))
-        return reserve(s, (size_t)-1, why); /* nested: counted, section kept */
+        return reserve(s, (size_t)-1, why, tail); /* nested: counted, section kept */
     /* Observable: same protocol as fdr__reserve(); the acquire load of
      * `enabled` in reserve() pairs with the release in fdr__section_resume. */
     __atomic_store_n(&t->in_section, 1, __ATOMIC_RELAXED);
     fdr__barrier();
-    return reserve(s, payload, why);
+    return reserve(s, payload, why, tail);
 }
 
-void fdr__commit_slow(char *end)
+/* Commits an event that fdr__commit() does not: printed ones (then `tail`
+ * is NULL when the event is only printed, built in scratch), and those of
+ * a site whose state was not simply "record" when the event began. */
+void fdr__commit_slow(char *end, char *tail)
 {
     struct fdr__thread *t = &fdr__self;
     struct fdr__site *s = t->printing;
-    char *start = t->print_start;
-    t->printing = NULL;
-    uint64_t ts;
-    memcpy(&ts, start + 2, 8);
-    fdr__print_event(s, start + FDR__EVENT_HEADER_SIZE,
-                     (size_t)(end - start) - FDR__EVENT_HEADER_SIZE, ts);
-    if (start != scratch)
+    if (s) {
+        char *start = t->print_start;
+        uint64_t ts;
+        t->printing = NULL;
+        memcpy(&ts, start + 2, 8);
+        fdr__print_event(s, start + FDR__EVENT_HEADER_SIZE,
+                         (size_t)(end - start) - FDR__EVENT_HEADER_SIZE, ts);
+    }
+    if (tail) {
+        /* As in fdr__commit(). */
+        __atomic_store_n((uint64_t *)(void *)tail + 1, (uint64_t)(uintptr_t)end,
+                         __ATOMIC_RELEASE);
         __atomic_store_n(&t->pos, end, __ATOMIC_RELAXED);
+    }
     leave_section(t);
 }
 

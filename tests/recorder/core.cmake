@@ -75,3 +75,21 @@ foreach(case buffer-size packet-size mode output-missing output-readonly output-
                    ${_core_out}/config-${case} ${case})
   set_tests_properties(core-config-${case} PROPERTIES TIMEOUT 60)
 endforeach()
+
+# test-core-committed.c: the committed position of the open packet, read
+# from the buffer's memfd alone after SIGSTOP / SIGKILL of its writer.
+add_executable(test-core-committed ${CMAKE_CURRENT_LIST_DIR}/test-core-committed.c)
+target_link_libraries(test-core-committed PRIVATE fdr fdr_common)
+foreach(sig stop kill)
+  add_test(NAME core-committed-${sig} COMMAND test-core-committed ${sig} 200)
+  set_tests_properties(core-committed-${sig} PROPERTIES TIMEOUT 300)
+endforeach()
+
+# docs/hotpath.md is what scripts/disasm-hotpath.py makes from the headers
+# today, and the code keeps its promises (disabled: 1 load + 1 branch;
+# enabled: no lock, xchg, fence or call);
+# the comparison is skipped with another compiler than the one it was made with.
+add_test(NAME hotpath-doc
+         COMMAND ${FDR_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/disasm-hotpath.py
+                 --cc ${CMAKE_C_COMPILER} --check ${PROJECT_SOURCE_DIR}/docs/hotpath.md)
+set_tests_properties(hotpath-doc PROPERTIES SKIP_RETURN_CODE 77)

@@ -8,9 +8,9 @@
  * section). While they are stopped it takes a fingerprint of each writer's
  * state: write position, packet end, packet count, and a checksum of the
  * current packet from its start to 64 bytes past the write position (where
- * the next event would go); it spins a little, takes it again, then resumes.
- * A difference is a violation: a writer touched its packet after the
- * controller had seen it outside its section.
+ * the next event would go) and of its tail (the committed position); it spins a little,
+ * takes it again, then resumes. A difference is a violation: a writer touched its packet
+ * after the controller had seen it outside its section.
  *
  * "barrier" must see zero violations. "nobarrier" sets the test hook
  * fdr__section_no_barrier, which leaves out the asymmetric barrier (the
@@ -78,9 +78,14 @@ static void fingerprint(const struct fdr__writer *w, struct print *f)
         return;
     const unsigned char *p = (const unsigned char *)w->pkt;
     const unsigned char *e = (const unsigned char *)f->pos + 64;
-    if (e > (const unsigned char *)f->end)
-        e = (const unsigned char *)f->end;
+    /* Not f->end: a paused writer's end is NULL. The slot's last bytes
+     * (the tail, with the committed position) are checked too. */
+    const unsigned char *slot_end = p + w->buf->hdr->packet_size;
+    if (e > slot_end - FDR__PKT_TAIL)
+        e = slot_end - FDR__PKT_TAIL;
     for (; p < e; p++)
+        f->sum = (f->sum ^ __atomic_load_n(p, __ATOMIC_RELAXED)) * 1099511628211ull;
+    for (p = slot_end - FDR__PKT_TAIL; p < slot_end; p++)
         f->sum = (f->sum ^ __atomic_load_n(p, __ATOMIC_RELAXED)) * 1099511628211ull;
 }
 
@@ -93,7 +98,8 @@ static uint64_t now_ns(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || argc > 4 || (strcmp(argv[2], "barrier") && strcmp(argv[2], "nobarrier"))) {
+    if (argc < 3 || argc > 4 ||
+        (strcmp(argv[2], "barrier") && strcmp(argv[2], "nobarrier"))) {
         fprintf(stderr, "usage: %s CYCLES barrier|nobarrier [MAX_SECONDS]\n", argv[0]);
         return 2;
     }
@@ -161,8 +167,9 @@ int main(int argc, char **argv)
         return 1;
     }
     if (!expect_violations && cycle < cycles) {
-        printf("note: stopped after %.0f s with %ld of %ld cycles (machine overloaded?)\n",
-               max_secs, cycle, cycles);
+        printf(
+            "note: stopped after %.0f s with %ld of %ld cycles (machine overloaded?)\n",
+            max_secs, cycle, cycles);
         if (cycle < cycles / 10) {
             printf("FAIL: too few cycles\n");
             return 1;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr/internal/fastpath.h - the inline recording fast path.
  *
  * Not a public API: the names here (fdr__*) may change in any release.
@@ -8,20 +9,29 @@
  *   1. site state    one relaxed load of the call site's state byte and one
  *                    branch. 0 means "off": nothing else runs, arguments are
  *                    not evaluated.
- *   2. fdr__reserve  enter the tracing section, check that this thread may
- *                    write and that the event fits in its current packet,
- *                    read the clock, store the event header.
- *   3. fdr__commit   publish the new write position, leave the section.
+ *   2. fdr__reserve  enter the tracing section, then ONE test: the site is
+ *                    only recorded (state == FDR__S_RECORD), this thread is
+ *                    not already inside an event, and the event fits below
+ *                    `end`. Read the clock, store the event header.
+ *   3. fdr__commit   store the committed position in the packet's tail (for
+ *                    a reader that has only the buffer), publish the new
+ *                    write position, leave the section.
  *
- * Everything unusual (first use of a site, a full packet, printing, tracing
- * disabled, an event nested inside another one by a signal handler) goes to
- * the out-of-line fdr__reserve_slow() / fdr__commit_slow().
+ * When the one test fails, the call site takes its other copy of the
+ * payload stores, between fdr__reserve_slow() and fdr__commit_slow().
  *
- * Cost budget of an enabled two-int event: the clock read (rdtsc, ~25 cycles
- * on current x86-64, not serializing, so it overlaps with the rest) plus
- * about ten simple loads and stores on two hot cache lines (the thread's
- * fdr__self and the current packet). No atomic read-modify-write, no fence,
- * no call. */
+ * `end` carries every other slow case: it is NULL (so nothing fits) for a
+ * thread that has no packet yet (new thread, full packet that was closed)
+ * and whenever tracing is paused or disabled for the thread (a controller
+ * pulls it down, lib/recorder/section.c; the slow path puts it back). So
+ * the fast path never loads `enabled`, and printing is decided from the
+ * state byte already in a register, not from a word of the thread.
+ *
+ * Cost of an enabled two-int event: the clock read (rdtsc, not serializing,
+ * so it overlaps with the rest), 4 loads (state, in_section, end, pos, plus
+ * the class id), 7 stores (in_section, header, two fields, tail, pos,
+ * in_section), one branch. No atomic read-modify-write, no fence, no call.
+ * docs/hotpath.md shows the generated code (scripts/disasm-hotpath.sh). */
 #ifndef FDR_INTERNAL_FASTPATH_H
 #define FDR_INTERNAL_FASTPATH_H
 
@@ -88,10 +98,11 @@ struct fdr__site {
 
 /* Per-thread writer state, in initial-exec TLS: reached with one
  * %fs-relative address, no call. The controller side (snapshot, flush)
- * reads and writes `enabled` and reads `in_section` of other threads. */
+ * reads and writes `enabled`, pulls `end` down to NULL and reads
+ * `in_section` of other threads. */
 struct fdr__thread {
     char *pos;                  /* next free byte in the current packet */
-    char *end;                  /* end of the current packet */
+    char *end;                  /* the current packet's tail, or NULL */
     uint32_t in_section;        /* 1 while this thread writes an event */
     uint32_t enabled;           /* tracing activity of this thread */
     struct fdr__site *printing; /* site whose event is printed at commit */
@@ -103,8 +114,8 @@ FDR__EXTERN __thread struct fdr__thread fdr__self
     __attribute__((tls_model("initial-exec")));
 
 /* Out of line. */
-FDR__EXTERN char *fdr__reserve_slow(struct fdr__site *site, size_t payload);
-FDR__EXTERN void fdr__commit_slow(char *end);
+FDR__EXTERN char *fdr__reserve_slow(struct fdr__site *site, size_t payload, char **tail);
+FDR__EXTERN void fdr__commit_slow(char *end, char *tail);
 FDR__EXTERN int fdr__guard_check(struct fdr__site *site);
 FDR__EXTERN void fdr__register_sites(struct fdr__site *const *begin,
                                      struct fdr__site *const *end);
@@ -114,6 +125,10 @@ FDR__EXTERN uint32_t fdr__string_max; /* longest string stored, in bytes */
 #define FDR__EVENT_HEADER_SIZE 10
 
 #define fdr__barrier() __asm__ __volatile__("" ::: "memory")
+
+/* The call site has two copies of the payload stores (fast and slow path):
+ * inlined whatever the compiler would decide for a function used twice. */
+#define FDR__INLINE static inline __attribute__((always_inline))
 
 static inline uint8_t fdr__site_state(const struct fdr__site *s)
 {
@@ -138,47 +153,53 @@ static inline uint64_t fdr__now(void)
 
 /* Enters the tracing section and reserves room for an event of `payload`
  * bytes. `state` is the site state the caller just loaded (not reloaded
- * here: the compiler barrier would force a second load). Returns where the payload goes,
- * or NULL when the event is not recorded (the slow path has then counted it as discarded
- * where it should and left the section). */
-static inline char *fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload)
+ * here: the compiler barrier would force a second load). Returns 1 when the
+ * event is reserved on the fast path: the payload goes to *p, and
+ * fdr__commit(end, *tail) finishes it. Otherwise the caller goes to the
+ * slow path: fdr__reserve_slow(s, payload, ...) when this returns 0,
+ * fdr__reserve_slow(s, (size_t)-1, ...) when it returns -1 (nested: the
+ * interrupted event still owns the section), and finishes a non-NULL
+ * result with fdr__commit_slow(). Two separate paths at the call site, so
+ * that the fast one is straight code that tests nothing again. */
+FDR__INLINE int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload, char **p,
+                             char **tail)
 {
     struct fdr__thread *t = &fdr__self;
     uint32_t nested = t->in_section;
-    /* Observable: a controller that disabled tracing and ran a membarrier
-     * sees this store, or this thread sees `enabled == 0` below. Only a
-     * compiler barrier here; the controller pays for the fence (see
-     * lib/section.c, fdr__section_quiesce). */
+    char *q, *e;
+    uint64_t ts;
+    uint16_t id;
+    /* Observable: a controller that paused tracing (enabled, then `end`
+     * pulled down) and ran a membarrier sees this store, or this thread
+     * sees `end == NULL` below. Only a compiler barrier here; the
+     * controller pays for the fence (lib/recorder/section.c). */
     __atomic_store_n(&t->in_section, 1, __ATOMIC_RELAXED);
     fdr__barrier();
-    /* Acquire pairs with the release in fdr__section_resume: a controller
-     * may have moved pos/end while this thread was stopped. */
-    uint32_t go = __atomic_load_n(&t->enabled, __ATOMIC_ACQUIRE);
-    char *p = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
-    char *e = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
-    size_t total = payload + FDR__EVENT_HEADER_SIZE;
-    if (__builtin_expect(nested | (state ^ FDR__S_RECORD) | (go ^ 1u) |
-                             ((size_t)(e - p) < total),
-                         0)) {
-        if (nested) /* the interrupted event still owns the section */
-            return fdr__reserve_slow(s, (size_t)-1);
-        return fdr__reserve_slow(s, payload);
-    }
-    uint64_t ts = fdr__now();
-    uint16_t id = s->id;
-    memcpy(p, &id, 2);
-    memcpy(p + 2, &ts, 8);
-    return p + FDR__EVENT_HEADER_SIZE;
+    e = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
+    q = t->pos;
+    /* One test: nested, not only recorded (new, printed), or no room. */
+    if (__builtin_expect(nested | (uint32_t)(state ^ FDR__S_RECORD) |
+                             (uint32_t)((uintptr_t)q + payload + FDR__EVENT_HEADER_SIZE >
+                                        (uintptr_t)e),
+                         0))
+        return nested ? -1 : 0;
+    ts = fdr__now();
+    id = s->id;
+    memcpy(q, &id, 2);
+    memcpy(q + 2, &ts, 8);
+    *p = q + FDR__EVENT_HEADER_SIZE;
+    *tail = e;
+    return 1;
 }
 
 /* Publishes the event that ends at `end` and leaves the tracing section. */
-static inline void fdr__commit(char *end)
+FDR__INLINE void fdr__commit(char *end, char *tail)
 {
     struct fdr__thread *t = &fdr__self;
-    if (__builtin_expect(t->printing != NULL, 0)) {
-        fdr__commit_slow(end);
-        return;
-    }
+    /* Observable: the committed position, for a reader of the mapping
+     * (common/committed.h); release: every byte of the event is before. */
+    __atomic_store_n((uint64_t *)(void *)tail + 1, (uint64_t)(uintptr_t)end,
+                     __ATOMIC_RELEASE);
     __atomic_store_n(&t->pos, end, __ATOMIC_RELAXED);
     /* Observable: pairs with the acquire load of in_section in
      * fdr__section_quiesce; every store of the event happens before. */
@@ -191,13 +212,15 @@ static inline void fdr__commit(char *end)
 static inline size_t fdr__strsz(const void *pa, size_t n)
 {
     const char *s = *(const char *const *)pa;
+    const char *z;
+    size_t len;
     (void)n;
     if (!s)
         return 7; /* "(null)" */
     /* memchr, not strnlen: strnlen is POSIX, undeclared under -std=c11
      * (C11 memchr stops at the first match, so it reads no further) */
-    const char *z = (const char *)memchr(s, 0, fdr__string_max + 1);
-    size_t len = z ? (size_t)(z - s) : fdr__string_max + 1;
+    z = (const char *)memchr(s, 0, (size_t)fdr__string_max + 1);
+    len = z ? (size_t)(z - s) : (size_t)fdr__string_max + 1;
     if (len <= fdr__string_max)
         return len + 1;
     len = fdr__string_max - 3;
@@ -206,13 +229,13 @@ static inline size_t fdr__strsz(const void *pa, size_t n)
     return len + 3 + 1;
 }
 
-static inline size_t fdr__fixsz(const void *pa, size_t n)
+FDR__INLINE size_t fdr__fixsz(const void *pa, size_t n)
 {
     (void)pa;
     return n;
 }
 
-static inline char *fdr__put_str(char *p, const void *pa, size_t n)
+FDR__INLINE char *fdr__put_str(char *p, const void *pa, size_t n)
 {
     const char *s = *(const char *const *)pa;
     if (!s)
@@ -224,7 +247,7 @@ static inline char *fdr__put_str(char *p, const void *pa, size_t n)
     return p + n;
 }
 
-static inline char *fdr__put_fix(char *p, const void *pa, size_t n)
+FDR__INLINE char *fdr__put_fix(char *p, const void *pa, size_t n)
 {
     memcpy(p, pa, n);
     return p + n;
