@@ -501,7 +501,7 @@ void fdr__consumer_buffer_added(const struct fdr__buf *b)
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(c), &b->fd, sizeof b->fd);
-    if (sendmsg(helper_sock, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof m)
+    if (sendmsg(helper_sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof m)
         fdr__warn("FDR_OUTPUT: the drain helper did not get buffer %u: its events "
                   "are lost if the process is killed",
                   b->index);

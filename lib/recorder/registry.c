@@ -97,7 +97,8 @@ void fdr__registry_fork_child(void)
                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return; /* unlikely; the child then shares the parent's classes */
-    memcpy(p, reg, offsetof(struct region, classes) + reg->n_classes * sizeof reg->classes[0]);
+    memcpy(p, reg,
+           offsetof(struct region, classes) + reg->n_classes * sizeof reg->classes[0]);
     memcpy(p->pool, reg->pool, reg->pool_used);
     munmap(reg, sizeof(struct region));
     reg = p;

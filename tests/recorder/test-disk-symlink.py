@@ -37,6 +37,9 @@ try:
         f.write("root's secret\n")
     os.chmod(secret, 0o600)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
+    # Sanitizers would take the SIGSEGV from fdr's crash handler.
+    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
+    env["TSAN_OPTIONS"] = (env.get("TSAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
     env.update(DISK_OUTPUT=shared, DISK_CRASH_DIR=shared,
                DISK_SNAPSHOT=os.path.join(shared, "snap"))
     p = subprocess.Popen([prog, "pause"], env=env, stdin=subprocess.PIPE,
