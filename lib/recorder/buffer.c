@@ -81,6 +81,7 @@ static struct fdr__buf *buf_create(void)
     b->out_fd = -1;
     all[count] = b;
     __atomic_store_n(&count, count + 1, __ATOMIC_RELEASE);
+    fdr__consumer_buffer_added(b); /* the drain helper maps it too */
     return b;
 }
 

@@ -1,10 +1,17 @@
-/* consumer.c - the in-process consumer: full packets to stream files.
+/* SPDX-License-Identifier: MIT */
+/* consumer.c - the in-process consumer: full packets to stream files, and
+ * the drain helper that finishes them when the process dies.
  *
  * Without a daemon (the embedded default), a background thread writes the
- * trace named by FDR_OUTPUT:
+ * trace named by FDR_OUTPUT into a directory of this process's own
+ * (common/tracedir.h makes it; another user's is refused):
  *
- *   <FDR_OUTPUT>/metadata          rewritten when event classes are added
- *   <FDR_OUTPUT>/stream_<index>    the packets of buffer <index>, in order
+ *   <FDR_OUTPUT>/<name>-<pid>/metadata        replaced (temporary + rename)
+ *                                              when event classes are added
+ *   <FDR_OUTPUT>/<name>-<pid>/stream_<index>  the packets of buffer <index>
+ *
+ * so processes that share FDR_OUTPUT (a program and the children it runs)
+ * never mix, and `babeltrace2 FDR_OUTPUT` reads them all.
  *
  * DESIGN. The consumer never touches a packet that a writer may still
  * change: it reads `produced` with an acquire load (pairs with the release
@@ -15,38 +22,65 @@
  * files on disk are always a readable trace.
  *
  * Each packet is written as its header, with packet_size trimmed to the
- * content, followed by the content: the padding after the last event of a
- * packet is not written. (A packet is otherwise byte for byte what the
- * writer made.)
+ * content, followed by the content. The buffer's header page records where
+ * the whole packets of its stream file end (out_bytes). A write that fails
+ * (full disk, any error) is cut back to that boundary, the packet's events
+ * are counted in out_lost and carried in the discarded count of every
+ * later packet (first in a header-only copy of the failed packet), so the
+ * file stays whole and emitted = recorded + discarded still holds.
+ *
+ * The drain helper. A SIGKILL (or _exit, or exit from another thread) can
+ * stop this thread in the middle of a writev, and closed packets still in
+ * the rings would be lost. So, with FDR_OUTPUT set, a helper process is
+ * cloned at start (helper_start): it shares the rings (memfd mappings,
+ * new ones passed over a socket) and the registry, sleeps on a pidfd of the
+ * program, and when the program has died cuts each stream file back to its
+ * last whole packet, writes every packet still committed in the rings and
+ * exits. It is a clone with no exit signal: wait(-1) and SIGCHLD handlers of
+ * the program never see it; it blocks every signal, keeps only its three
+ * descriptors, and exits only after the program is gone (init reaps it).
  *
  * The thread sleeps on a futex "doorbell" and wakes when a writer's ring
  * is half full (fdr__consumer_kick), when a thread exits, or after
  * FDR_FLUSH_MS. fdr__consumer_drain() is the same pass run by the caller
  * (flush, exit); a mutex keeps the two from writing at once. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "recorder/fdr-int.h"
+#include "common/tracedir.h"
 
 static pthread_t thread;
 static int running;
 static int stop;
 static uint32_t doorbell; /* 1 while the consumer sleeps */
 static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t metadata_gen = (uint64_t)-1;
-static int failed; /* a write error was reported once */
+static int failed;                  /* a write error was reported once */
+static int trace_fd = -1;           /* <FDR_OUTPUT>/<name>-<pid>/ */
+static char trace_name[4096 + 256]; /* its path, for messages */
+static char meta_buf[8192];         /* under pass_lock, or the helper's */
+static int helper_sock = -1;        /* to the drain helper; -1: none */
+
+/* Shared with the drain helper (MAP_SHARED): the registry generation the
+ * metadata on disk describes. Points to local_gen when there is no helper. */
+static uint64_t local_gen = (uint64_t)-1;
+static uint64_t *disk_gen = &local_gen;
 
 static void futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
 {
@@ -64,7 +98,10 @@ static void report(const char *what, int err)
 {
     if (!failed)
         fdr__warn("FDR_OUTPUT=\"%s\": cannot write the trace: %s: %s", fdr__cfg.output,
-                  what, strerror(err));
+                  what,
+                  err == EPERM    ? "it belongs to another user or others may write it"
+                  : err == EEXIST ? "a symlink or another user's file is in the way"
+                                  : strerror(err));
     failed = 1;
 }
 
@@ -90,17 +127,18 @@ static int write_all(int fd, struct iovec *iov, int n)
     return 0;
 }
 
+/* The metadata on disk describes every class registered so far. */
 static int ensure_metadata(void)
 {
     uint64_t g = fdr__registry_generation();
-    if (g == metadata_gen)
+    if (g == __atomic_load_n(disk_gen, __ATOMIC_ACQUIRE))
         return 0;
-    int r = fdr__metadata_write(fdr__cfg.output);
+    int r = fdr__metadata_write(trace_fd, meta_buf, sizeof meta_buf);
     if (r < 0) {
         report("metadata", -r);
         return r;
     }
-    metadata_gen = g;
+    __atomic_store_n(disk_gen, g, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -115,26 +153,88 @@ int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body, uint32_t s
     return write_all(fd, iov, 2);
 }
 
-/* Writes one packet; the packet is validated first, as buffers are not
- * trusted (principle 6): a corrupt one is skipped. */
-static int write_packet(struct fdr__buf *b, const char *slot)
+/* Number of events in the packet at pkt (content `bytes`, header
+ * included); stops at the first that does not parse. */
+static uint64_t count_events(const char *pkt, uint64_t bytes)
+{
+    const char *p = pkt + sizeof(struct fdr__pkt), *end = pkt + bytes;
+    uint64_t n = 0;
+    while (end - p >= FDR__EVENT_HEADER_SIZE) {
+        uint16_t id;
+        memcpy(&id, p, 2);
+        const struct fdr__class *c = fdr__class_get(id);
+        if (!c)
+            break;
+        p += FDR__EVENT_HEADER_SIZE;
+        size_t sz = fdr__payload_size(c, p, (size_t)(end - p));
+        if (sz == 0 && c->nfields > 0)
+            break;
+        p += sz;
+        n++;
+    }
+    return n;
+}
+
+/* Cuts stream file fd back to its last whole packet (h->out_bytes). */
+static void cut(int fd, const struct fdr__buf_hdr *h)
+{
+    off_t at = (off_t)__atomic_load_n(&h->out_bytes, __ATOMIC_RELAXED);
+    if (ftruncate(fd, at) == 0)
+        lseek(fd, at, SEEK_SET);
+}
+
+/* Appends the packet in `slot` of ring h to stream file fd and adds the
+ * bytes appended to *grown (the caller adds them to h->out_bytes after
+ * storing `consumed`: helper_stream relies on that order). See the file
+ * comment for what a write error does. The packet is validated first, as
+ * buffers are not trusted (principle 6): a corrupt one is skipped. Returns
+ * 0 or the write's -errno. Used by the consumer and the drain helper. */
+static int put_packet(int fd, struct fdr__buf_hdr *h, const char *slot, uint64_t *grown)
 {
     struct fdr__pkt hdr;
     memcpy(&hdr, slot, sizeof hdr);
-    uint64_t bytes = hdr.content_size / 8;
-    if (hdr.magic != FDR__CTF_MAGIC || hdr.content_size % 8 || bytes < sizeof hdr ||
-        bytes > b->hdr->packet_size)
+    uint64_t lost = h->out_lost;
+    hdr.discarded += lost;
+    int r = fdr__packet_write(fd, &hdr, slot + sizeof hdr, h->packet_size);
+    if (r == -EINVAL)
         return 0;
+    if (r == 0) {
+        *grown = hdr.packet_size / 8;
+        return 0;
+    }
+    cut(fd, h);
+    memcpy(&hdr, slot, sizeof hdr);
+    lost += count_events(slot, hdr.content_size / 8);
+    h->out_lost = lost;
+    /* The same packet without its events, to carry the count now. */
+    hdr.discarded += lost;
+    hdr.content_size = sizeof hdr * 8;
+    if (fdr__packet_write(fd, &hdr, NULL, h->packet_size) == 0)
+        *grown = sizeof hdr;
+    else
+        cut(fd, h);
+    return r;
+}
+
+static int stream_name(char *out, uint32_t index)
+{
+    memcpy(out, "stream_", 7);
+    out[7 + fdr__fmt_u64(out + 7, index, 10, 0)] = 0;
+    return 0;
+}
+
+static int write_packet(struct fdr__buf *b, const char *slot, uint64_t *grown)
+{
     if (b->out_fd < 0) {
-        char path[PATH_MAX + 32];
-        snprintf(path, sizeof path, "%s/stream_%u", fdr__cfg.output, b->index);
-        b->out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        char name[32];
+        stream_name(name, b->index);
+        b->out_fd = fdr__tracedir_create(trace_fd, name);
         if (b->out_fd < 0) {
-            report(path, errno);
-            return -errno;
+            report(name, -b->out_fd);
+            return b->out_fd;
         }
     }
-    int r = fdr__packet_write(b->out_fd, &hdr, slot + sizeof hdr, b->hdr->packet_size);
+    int r = put_packet(b->out_fd, b->hdr, slot, grown);
     if (r < 0)
         report("stream", -r);
     return r;
@@ -154,11 +254,14 @@ static int pass_locked(void)
         if (ensure_metadata() < 0)
             return -EIO;
         for (; consumed < produced; consumed++) {
-            if (write_packet(b, fdr__buf_slot(h, consumed)) < 0)
+            uint64_t grown = 0;
+            if (write_packet(b, fdr__buf_slot(h, consumed), &grown) < 0)
                 r = -EIO;
             /* Observable: the slot is free again; pairs with the acquire
-             * load of `consumed` in open_packet (writer.c). */
+             * load of `consumed` in open_packet (writer.c). Before
+             * out_bytes: the drain helper relies on that order. */
             __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&h->out_bytes, h->out_bytes + grown, __ATOMIC_RELEASE);
         }
     }
     return r;
@@ -166,12 +269,12 @@ static int pass_locked(void)
 
 int fdr__consumer_drain(int refresh)
 {
-    if (!fdr__cfg.output[0])
+    if (!fdr__cfg.output[0] || trace_fd < 0)
         return -ENOTSUP;
     pthread_mutex_lock(&pass_lock);
     int r = pass_locked();
-    if (refresh)
-        metadata_gen = (uint64_t)-1; /* rewrite: newer clock calibration */
+    if (refresh) /* rewrite: newer clock calibration */
+        __atomic_store_n(disk_gen, (uint64_t)-1, __ATOMIC_RELAXED);
     if (ensure_metadata() < 0)
         r = -EIO;
     pthread_mutex_unlock(&pass_lock);
@@ -202,39 +305,239 @@ static void *consumer_main(void *arg)
     return NULL;
 }
 
-/* 1 for the names of files fdr writes in a trace directory. */
-static int ours(const char *name)
+/* Creates <FDR_OUTPUT>/<name>-<pid>/ (FDR_OUTPUT itself if missing), or
+ * empties it of an earlier trace (a reused pid): only files named as fdr
+ * names them are removed, and other files in FDR_OUTPUT are not touched. */
+int fdr__consumer_prepare(void)
 {
-    if (strcmp(name, "metadata") == 0 || strcmp(name, ".metadata.tmp") == 0)
-        return 1;
-    if (strncmp(name, "stream_", 7) != 0 || !name[7])
+    if (trace_fd >= 0)
         return 0;
-    for (const char *c = name + 7; *c; c++)
-        if (*c < '0' || *c > '9')
-            return 0;
+    char name[256];
+    int r = fdr__tracedir_name(name, sizeof name, program_invocation_short_name,
+                               (unsigned long)fdr__pid);
+    if (r < 0) {
+        report("directory name", -r);
+        return r;
+    }
+    snprintf(trace_name, sizeof trace_name, "%s/%s", fdr__cfg.output, name);
+    int top = fdr__tracedir_open_top(fdr__cfg.output);
+    if (top < 0) {
+        report(fdr__cfg.output, -top);
+        return top;
+    }
+    trace_fd = fdr__tracedir_make(top, name);
+    close(top);
+    if (trace_fd < 0) {
+        report(trace_name, -trace_fd);
+        return trace_fd;
+    }
+    if ((r = fdr__tracedir_clear(trace_fd)) < 0) {
+        report(trace_name, -r);
+        close(trace_fd);
+        trace_fd = -1;
+        return r;
+    }
+    return 0;
+}
+
+/* ---- the drain helper ------------------------------------------------------
+ *
+ * Runs in a clone of the program made by helper_start: a copy of its memory
+ * (only system calls are used: the copy's locks may be held by threads that
+ * do not exist in it), the rings and the registry shared. */
+
+#define HELPER_MAX 65536
+
+struct helper_msg {
+    uint32_t index;
+    uint64_t size;
+};
+
+static struct fdr__buf_hdr *helper_bufs[HELPER_MAX]; /* the helper's maps */
+static uint64_t helper_sizes[HELPER_MAX];
+
+/* Maps the buffer of one message; 0 when there was none. */
+static int helper_receive(int sock)
+{
+    struct helper_msg m;
+    char ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {&m, sizeof m};
+    struct msghdr mh = {.msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = ctl,
+                        .msg_controllen = sizeof ctl};
+    ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+        return n > 0;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    if (n == sizeof m && m.index < HELPER_MAX && !helper_bufs[m.index] &&
+        m.size >= FDR__BUF_HEADER) {
+        void *p = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED) {
+            helper_bufs[m.index] = p;
+            helper_sizes[m.index] = m.size;
+        }
+    }
+    close(fd);
     return 1;
 }
 
-/* Creates FDR_OUTPUT, or empties it of an earlier trace: a stream file
- * left by a run with more threads would otherwise be read as part of this
- * trace. Only files named as fdr names them are removed. */
-int fdr__consumer_prepare(void)
+/* The open packet of a dead writer: added once the ring publishes how far
+ * its writer committed ("fast", common/ring.h). Until then it is lost. */
+static void helper_open_packet(int fd, struct fdr__buf_hdr *h)
 {
-    if (mkdir(fdr__cfg.output, 0755) < 0 && errno != EEXIST) {
-        report("mkdir", errno);
-        return -errno;
+    (void)fd;
+    (void)h;
+}
+
+/* Finishes stream file <index> of a dead program: whole packets only, then
+ * every closed packet the consumer had not written yet. */
+static void helper_stream(uint32_t index, struct fdr__buf_hdr *h, uint64_t mapped)
+{
+    /* Untrusted memory: the geometry must fit the mapping. */
+    if (h->magic != FDR__BUF_MAGIC || h->n_packets == 0 ||
+        h->packet_size < sizeof(struct fdr__pkt) ||
+        FDR__BUF_HEADER + (uint64_t)h->n_packets * h->packet_size > mapped)
+        return;
+    uint64_t produced = h->produced, consumed = h->consumed;
+    if (consumed > produced || produced - consumed > h->n_packets)
+        return;
+    char name[32];
+    stream_name(name, index);
+    int fd = openat(trace_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && produced != consumed)
+        fd = fdr__tracedir_create(trace_fd, name);
+    if (fd < 0)
+        return;
+    /* The consumer stores `consumed` before out_bytes: when it died
+     * between the two, the packet at out_bytes is whole and is the one just
+     * before `consumed`; keep it. */
+    struct fdr__pkt at;
+    struct stat st;
+    if (consumed > 0 && fstat(fd, &st) == 0 &&
+        pread(fd, &at, sizeof at, (off_t)h->out_bytes) == (ssize_t)sizeof at &&
+        at.magic == FDR__CTF_MAGIC && at.seq == consumed - 1 && at.packet_size % 8 == 0 &&
+        at.packet_size / 8 >= sizeof at &&
+        h->out_bytes + at.packet_size / 8 <= (uint64_t)st.st_size)
+        h->out_bytes += at.packet_size / 8;
+    cut(fd, h);
+    if (fdr__registry_generation() == __atomic_load_n(disk_gen, __ATOMIC_ACQUIRE) ||
+        ensure_metadata() == 0) {
+        for (; consumed < produced; consumed++) {
+            uint64_t grown = 0;
+            put_packet(fd, h, fdr__buf_slot(h, consumed), &grown);
+            h->consumed = consumed + 1;
+            h->out_bytes += grown;
+        }
+        helper_open_packet(fd, h);
     }
-    DIR *d = opendir(fdr__cfg.output);
-    if (!d) {
-        report("opendir", errno);
-        return -errno;
+    close(fd);
+}
+
+__attribute__((noreturn)) static void helper_main(int sock, int pidfd, pid_t program)
+{
+    sigset_t all;
+    sigfillset(&all);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, (size_t)(_NSIG / 8));
+    prctl(PR_SET_NAME, "fdr-drain", 0, 0, 0);
+    /* Keep only sock, pidfd and trace_fd: the program's pipes and sockets
+     * must not stay open because of us. */
+    int keep[3] = {sock, pidfd, trace_fd};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (keep[j] < keep[i]) {
+                int t = keep[i];
+                keep[i] = keep[j];
+                keep[j] = t;
+            }
+    unsigned from = 0;
+    for (int i = 0; i < 3; i++) {
+        if (keep[i] < 0)
+            continue;
+        if ((unsigned)keep[i] > from)
+            syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
+        from = (unsigned)keep[i] + 1;
     }
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (ours(e->d_name))
-            unlinkat(dirfd(d), e->d_name, 0);
-    closedir(d);
-    return 0;
+    syscall(SYS_close_range, from, ~0u, 0);
+    struct pollfd p[2] = {{sock, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    for (;;) {
+        /* Without a pidfd (old kernel), look at the parent every 20 ms. */
+        int n = poll(p, 2, pidfd >= 0 ? -1 : 20);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (p[0].revents & POLLIN)
+            helper_receive(sock);
+        else if (p[0].revents & (POLLHUP | POLLERR))
+            p[0].fd = -1; /* the program closed it: at exit, or exec */
+        if (pidfd >= 0 ? (p[1].revents & POLLIN) != 0 : getppid() != program)
+            break;
+    }
+    while (helper_receive(sock))
+        ; /* buffers announced just before the end */
+    for (uint32_t i = 0; i < HELPER_MAX; i++)
+        if (helper_bufs[i])
+            helper_stream(i, helper_bufs[i], helper_sizes[i]);
+    syscall(SYS_exit_group, 0);
+    for (;;)
+        ;
+}
+
+void fdr__consumer_buffer_added(const struct fdr__buf *b)
+{
+    if (helper_sock < 0)
+        return;
+    struct helper_msg m = {b->index, b->hdr->size};
+    char ctl[CMSG_SPACE(sizeof(int))];
+    memset(ctl, 0, sizeof ctl);
+    struct iovec iov = {&m, sizeof m};
+    struct msghdr mh = {.msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = ctl,
+                        .msg_controllen = sizeof ctl};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &b->fd, sizeof b->fd);
+    if (sendmsg(helper_sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof m)
+        fdr__warn("FDR_OUTPUT: the drain helper did not get buffer %u: its events "
+                  "are lost if the process is killed",
+                  b->index);
+}
+
+/* Clones the drain helper. Failing is not fatal: the consumer thread
+ * works without it (SIGKILL then loses what it had not written). */
+static void helper_start(void)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return;
+    int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    void *page =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page != MAP_FAILED) {
+        *(uint64_t *)page = *disk_gen;
+        disk_gen = page;
+    }
+    pid_t program = getpid();
+    /* No exit signal (flags 0): not a child wait(-1) or SIGCHLD reports. */
+    long pid = page == MAP_FAILED ? -1 : syscall(SYS_clone, 0UL, NULL, NULL, NULL, NULL);
+    if (pid == 0) {
+        close(sv[0]);
+        helper_main(sv[1], pidfd, program);
+    }
+    close(sv[1]);
+    if (pidfd >= 0)
+        close(pidfd);
+    if (pid < 0) {
+        close(sv[0]);
+        return;
+    }
+    helper_sock = sv[0];
+    for (uint32_t i = 0; i < fdr__buf_count(); i++)
+        fdr__consumer_buffer_added(fdr__buf_at(i));
 }
 
 int fdr__consumer_start(void)
@@ -243,10 +546,7 @@ int fdr__consumer_start(void)
         return -EIO;
     /* The metadata is written by the consumer thread: its clock
      * calibration may take a millisecond, not to be spent in start-up. */
-    if (access(fdr__cfg.output, W_OK) < 0) {
-        report("access", errno);
-        return -errno;
-    }
+    helper_start();
     /* Created with every signal blocked, so that none of the program's
      * handlers ever runs in it, not even before consumer_main starts. */
     sigset_t all, old;
@@ -265,6 +565,15 @@ void fdr__consumer_forget(void)
 {
     running = 0;
     pthread_mutex_init(&pass_lock, NULL);
+    /* The parent's helper and trace directory stay the parent's. */
+    if (helper_sock >= 0)
+        close(helper_sock);
+    helper_sock = -1;
+    if (trace_fd >= 0)
+        close(trace_fd);
+    trace_fd = -1;
+    disk_gen = &local_gen;
+    local_gen = (uint64_t)-1;
 }
 
 void fdr__consumer_stop(void)

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "recorder/fdr-int.h"
+#include "common/tracedir.h"
 
 #define ALT_STACK_SIZE (128u * 1024)
 #define MAX_EVENTS_PER_THREAD 1024
@@ -393,25 +394,36 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
              "CTF trace\n");
 
     if (crash_dir[0]) {
-        static char path[PATH_MAX];
-        int r = fdr__path_join(path, sizeof path, crash_dir, "crash-", (long)fdr__pid);
-        if (r == 0) {
-            mkdir(crash_dir, 0755);
-            r = fdr__snapshot_write_live(path);
+        /* FDR_CRASH_DIR is the user's; crash-<pid> in it is fdr's own and
+         * may be shared with other users: common/tracedir.h. */
+        static char name[32];
+        fdr__tracedir_name(name, sizeof name, "crash", (unsigned long)fdr__pid);
+        int top = fdr__tracedir_open_top(crash_dir), r = top;
+        if (top >= 0) {
+            int d = r = fdr__tracedir_make(top, name);
+            close(top);
+            if (d >= 0) {
+                r = fdr__snapshot_write_live(d);
+                close(d);
+            }
         }
-        if (r == 0) {
-            outs("fdr: crash snapshot (CTF) in ");
-            outs(path);
-            outs("\n");
-        } else {
+        outs(r == 0 ? "fdr: crash snapshot (CTF) in "
+                    : "fdr: could not write the crash snapshot in ");
+        outs(crash_dir);
+        outs("/");
+        outs(name);
+        if (r == -EPERM)
+            outs(": it belongs to another user or others may write it");
+        else if (r == -EEXIST)
+            outs(": a file there is a symlink or another user's; not written");
+        else if (r < 0) {
             char num[24];
             num[fdr__fmt_u64(num, (uint64_t)-r, 10, 0)] = 0;
-            outs("fdr: could not write the crash snapshot in ");
-            outs(crash_dir);
             outs(" (errno ");
             outs(num);
-            outs(")\n");
+            outs(")");
         }
+        outs("\n");
     }
     fdr__section_resume();
     if (locked)

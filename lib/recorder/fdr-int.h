@@ -50,8 +50,7 @@ struct fdr__buf {
     int fd;
     uint32_t index;
     struct fdr__buf *next_free;
-    int out_fd;           /* stream file, consumer only */
-    uint64_t out_written; /* packets written, consumer only */
+    int out_fd; /* stream file, consumer only */
 };
 
 FDR__HIDDEN struct fdr__buf *fdr__buf_get(void);   /* from the pool or new */
@@ -124,9 +123,9 @@ FDR__HIDDEN void fdr__flight_init(void);       /* from init_once: env, handlers 
 FDR__HIDDEN void fdr__crash_thread_init(void); /* alternate stack, writer creation */
 FDR__HIDDEN void fdr__crash_thread_exit(void);
 FDR__HIDDEN void fdr__crash_init(void);
-/* Writes the rings as a CTF trace into dir; the caller has quiesced the
- * writers. Async-signal-safe (open/write/close only). */
-FDR__HIDDEN int fdr__snapshot_write_live(const char *dir);
+/* Writes the rings as a CTF trace into directory dir_fd; the caller has
+ * quiesced the writers. Async-signal-safe (open/write/close only). */
+FDR__HIDDEN int fdr__snapshot_write_live(int dir_fd);
 /* Writes one packet, trimmed to its content: hdr is a copy of the packet's
  * header (packet_size is changed), body the bytes after it. Returns 0,
  * -EINVAL when the header is not valid for a slot of slot_size bytes (the
@@ -138,9 +137,6 @@ FDR__HIDDEN int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body
 FDR__HIDDEN int fdr__metadata_emit(int fd, char *buf, size_t cap);
 /* "USR2", "SIGUSR2", "12", "RTMIN+3": the signal number, or -EINVAL. */
 FDR__HIDDEN int fdr__signal_parse(const char *s, size_t len);
-/* out = dir/name<number> (no number when < 0); -ENAMETOOLONG. AS-safe. */
-FDR__HIDDEN int fdr__path_join(char *out, size_t cap, const char *dir, const char *name,
-                               long number);
 
 /* ---- registry (registry.c) ------------------------------------------------
  *
@@ -161,6 +157,9 @@ struct fdr__class {
 };
 
 FDR__HIDDEN void fdr__registry_init(void);
+/* In a forked child: the registry becomes a private copy (it is shared
+ * with the drain helper, consumer.c). */
+FDR__HIDDEN void fdr__registry_fork_child(void);
 FDR__HIDDEN const struct fdr__class *fdr__class_get(uint16_t id);
 FDR__HIDDEN uint32_t fdr__class_count(void);
 FDR__HIDDEN uint64_t fdr__registry_generation(void);
@@ -210,8 +209,13 @@ FDR__HIDDEN void fdr__consumer_kick(void);
 /* Writes out every complete packet now; with refresh, rewrites the
  * metadata too (its clock calibration improves with time). */
 FDR__HIDDEN int fdr__consumer_drain(int refresh);
-FDR__HIDDEN int fdr__metadata_write(const char *dir);
-FDR__HIDDEN int fdr__consumer_prepare(void); /* creates FDR_OUTPUT */
+/* Replaces dir_fd's "metadata" atomically (common/tracedir.h), emitting
+ * through buf. Async-signal-safe. */
+FDR__HIDDEN int fdr__metadata_write(int dir_fd, char *buf, size_t cap);
+/* Creates FDR_OUTPUT/<name>-<pid>/ (emptied of an earlier trace). */
+FDR__HIDDEN int fdr__consumer_prepare(void);
+/* A new buffer exists: hands it to the drain helper (consumer.c). */
+FDR__HIDDEN void fdr__consumer_buffer_added(const struct fdr__buf *b);
 
 /* ---- library state (init.c) ----------------------------------------------- */
 

@@ -145,6 +145,7 @@ static void fork_child(void)
     fdr__writers = NULL;
     fdr__buf_forget_all();
     fdr__consumer_forget();
+    fdr__registry_fork_child();
     fdr__cfg.output[0] = 0;
     fdr__cfg.mode = FDR__MODE_OVERWRITE;
     pthread_mutex_unlock(&fdr__writers_lock);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "recorder/fdr-int.h"
+#include "common/tracedir.h"
 
 /* The TSDL of a field of type t; integers end in "base = 16; }" or
  * "base = 8; }" for a field printed with %x/%X/%p or %o, so readers show
@@ -298,21 +299,19 @@ int fdr__metadata_emit(int fd, char *buf, size_t cap)
     return e.err;
 }
 
-int fdr__metadata_write(const char *dir)
+struct emit_buf {
+    char *buf;
+    size_t cap;
+};
+
+static int emit_into(int fd, void *arg)
 {
-    char tmp[PATH_MAX + 32], path[PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s/.metadata.tmp", dir);
-    snprintf(path, sizeof path, "%s/metadata", dir);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    char buf[8192];
-    int r = fdr__metadata_emit(fd, buf, sizeof buf);
-    if (close(fd) != 0 && r == 0)
-        r = -EIO;
-    if (r == 0 && rename(tmp, path) < 0)
-        r = -errno;
-    if (r < 0)
-        unlink(tmp);
-    return r;
+    const struct emit_buf *e = arg;
+    return fdr__metadata_emit(fd, e->buf, e->cap);
+}
+
+int fdr__metadata_write(int dir_fd, char *buf, size_t cap)
+{
+    struct emit_buf e = {buf, cap};
+    return fdr__tracedir_replace(dir_fd, "metadata", emit_into, &e);
 }

@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/mman.h>
 
 #include "recorder/fdr-int.h"
@@ -75,8 +76,10 @@ void fdr__registry_init(void)
 {
     if (reg)
         return;
+    /* Shared, so that the drain helper (consumer.c) sees classes added
+     * after it was cloned; a forked child takes a private copy. */
     void *p = mmap(NULL, sizeof(struct region), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         fdr__warn("cannot map the event registry; tracing is off");
         return;
@@ -84,6 +87,21 @@ void fdr__registry_init(void)
     reg = p;
     reg->magic = 0x46445252; /* "FDRR" */
     reg->pool_used = 1;      /* offset 0 is "" */
+}
+
+void fdr__registry_fork_child(void)
+{
+    if (!reg)
+        return;
+    struct region *p = mmap(NULL, sizeof(struct region), PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return; /* unlikely; the child then shares the parent's classes */
+    memcpy(p, reg,
+           offsetof(struct region, classes) + reg->n_classes * sizeof reg->classes[0]);
+    memcpy(p->pool, reg->pool, reg->pool_used);
+    munmap(reg, sizeof(struct region));
+    reg = p;
 }
 
 const char *fdr__str(uint32_t off)

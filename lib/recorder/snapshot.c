@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "recorder/fdr-int.h"
+#include "common/tracedir.h"
 
 /* What to write of one buffer. */
 struct plan {
@@ -60,25 +61,6 @@ struct plan {
     uint32_t partial_bytes; /* content, header included */
     char *copy;             /* fdr_snapshot: count+partial packets; NULL: live */
 };
-
-/* ---- paths without snprintf (async-signal-safe) --------------------------- */
-
-/* out = dir + "/" + name + number (number < 0: none). -ENAMETOOLONG if it
- * does not fit. */
-int fdr__path_join(char *out, size_t cap, const char *dir, const char *name, long number)
-{
-    size_t dl = strlen(dir), nl = strlen(name);
-    char num[24] = "";
-    size_t kl = number >= 0 ? fdr__fmt_u64(num, (uint64_t)number, 10, 0) : 0;
-    if (dl + 1 + nl + kl + 1 > cap)
-        return -ENAMETOOLONG;
-    memcpy(out, dir, dl);
-    out[dl] = '/';
-    memcpy(out + dl + 1, name, nl);
-    memcpy(out + dl + 1 + nl, num, kl);
-    out[dl + 1 + nl + kl] = 0;
-    return 0;
-}
 
 /* ---- planning (writers stopped) ------------------------------------------- */
 
@@ -129,18 +111,17 @@ static const char *plan_packet(const struct plan *pl, uint64_t k)
 
 /* ---- writing ----------------------------------------------------------------- */
 
-static int write_stream(const char *dir, const struct plan *pl)
+static int write_stream(int dir_fd, const struct plan *pl)
 {
     const struct fdr__buf_hdr *h = pl->buf->hdr;
     if (pl->count == 0 && !pl->partial)
         return 0;
-    char path[PATH_MAX];
-    int r = fdr__path_join(path, sizeof path, dir, "stream_", (long)pl->buf->index);
-    if (r < 0)
-        return r;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char name[32] = "stream_";
+    name[7 + fdr__fmt_u64(name + 7, pl->buf->index, 10, 0)] = 0;
+    int fd = fdr__tracedir_create(dir_fd, name);
     if (fd < 0)
-        return -errno;
+        return fd;
+    int r = 0;
     int anchored = 0;
     for (uint64_t k = 0; k <= pl->count && r == 0; k++) {
         struct fdr__pkt hdr;
@@ -175,31 +156,13 @@ static int write_stream(const char *dir, const struct plan *pl)
     return r;
 }
 
-static int make_dir(const char *dir)
-{
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-        return -errno;
-    struct stat st;
-    if (stat(dir, &st) < 0)
-        return -errno;
-    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
-int fdr__snapshot_write_live(const char *dir)
+int fdr__snapshot_write_live(int dir_fd)
 {
     static char meta_buf[8192]; /* one crash at a time (crash.c) */
     static struct plan pl;
-    int r = make_dir(dir);
+    int r = fdr__metadata_write(dir_fd, meta_buf, sizeof meta_buf);
     if (r < 0)
         return r;
-    char path[PATH_MAX];
-    if ((r = fdr__path_join(path, sizeof path, dir, "metadata", -1)) < 0)
-        return r;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    r = fdr__metadata_emit(fd, meta_buf, sizeof meta_buf);
-    close(fd);
     uint64_t now = fdr__now();
     uint32_t n = fdr__buf_count();
     for (uint32_t i = 0; i < n; i++) {
@@ -207,7 +170,7 @@ int fdr__snapshot_write_live(const char *dir)
         if (!b)
             continue;
         plan_buffer(&pl, b, now);
-        int s = write_stream(dir, &pl);
+        int s = write_stream(dir_fd, &pl);
         if (s < 0 && r == 0)
             r = s;
     }
@@ -218,16 +181,10 @@ int fdr__snapshot_write_live(const char *dir)
 
 static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER; /* one at a time */
 
-int fdr_snapshot(const char *dir)
+/* fdr_snapshot into the directory dir_fd (not closed). */
+static int snapshot_at(int dir_fd)
 {
-    if (!dir || !*dir)
-        return -EINVAL;
-    if (strlen(dir) > PATH_MAX - 32)
-        return -EINVAL;
-    fdr__init();
-    int r = make_dir(dir);
-    if (r < 0)
-        return r;
+    int r;
     pthread_mutex_lock(&snap_lock);
     pthread_mutex_lock(&fdr__writers_lock);
     /* Buffers are created under the writers lock: n stays valid. */
@@ -267,9 +224,10 @@ int fdr_snapshot(const char *dir)
     }
     pthread_mutex_unlock(&fdr__writers_lock);
     if (r == 0) {
-        r = fdr__metadata_write(dir);
+        char meta_buf[8192];
+        r = fdr__metadata_write(dir_fd, meta_buf, sizeof meta_buf);
         for (uint32_t i = 0; i < n; i++) {
-            int s = write_stream(dir, &plans[i]);
+            int s = write_stream(dir_fd, &plans[i]);
             if (s < 0 && r == 0)
                 r = s;
         }
@@ -277,6 +235,23 @@ int fdr_snapshot(const char *dir)
     pthread_mutex_unlock(&snap_lock);
     free(copy);
     free(plans);
+    return r;
+}
+
+int fdr_snapshot(const char *dir)
+{
+    if (!dir || !*dir)
+        return -EINVAL;
+    if (strlen(dir) > PATH_MAX - 32)
+        return -EINVAL;
+    fdr__init();
+    /* The directory the caller named: followed if a symlink, made if
+     * missing; its files are never opened through a symlink. */
+    int fd = fdr__tracedir_open_top(dir);
+    if (fd < 0)
+        return fd;
+    int r = snapshot_at(fd);
+    close(fd);
     return r;
 }
 
@@ -312,7 +287,7 @@ static void *helper_main(void *arg)
         }
         done = req; /* requests that came together make one snapshot */
         pthread_mutex_lock(&trig_lock);
-        char base[PATH_MAX], name[64] = "snapshot-", path[PATH_MAX];
+        char base[PATH_MAX], name[64] = "snapshot-";
         int ok = trig_dir && strlen(trig_dir) < sizeof base;
         if (ok)
             strcpy(base, trig_dir);
@@ -321,17 +296,24 @@ static void *helper_main(void *arg)
             continue;
         size_t k = strlen(name);
         k += fdr__fmt_u64(name + k, (uint64_t)fdr__pid, 10, 0);
-        name[k++] = '-';
         name[k] = 0;
-        int r = make_dir(base);
-        if (r == 0)
-            r = fdr__path_join(path, sizeof path, base, name, ++count);
-        if (r == 0)
-            r = fdr_snapshot(path);
+        fdr__tracedir_name(name, sizeof name, name, (unsigned long)++count);
+        /* base is the user's (FDR_SNAPSHOT_DIR); name is fdr's own, so
+         * an existing one must be a directory of ours. */
+        int top = fdr__tracedir_open_top(base), r = top;
+        if (top >= 0) {
+            int d = r = fdr__tracedir_make(top, name);
+            close(top);
+            if (d >= 0) {
+                r = snapshot_at(d);
+                close(d);
+            }
+        }
         if (r < 0)
-            fdr__warn("snapshot on signal into %s failed: %s", base, strerror(-r));
+            fdr__warn("snapshot on signal into %s/%s failed: %s", base, name,
+                      r == -EPERM ? "it belongs to another user" : strerror(-r));
         else
-            fdr__warn("snapshot written to %s", path);
+            fdr__warn("snapshot written to %s/%s", base, name);
     }
     return NULL;
 }

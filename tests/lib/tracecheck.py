@@ -7,6 +7,10 @@ Tests import it (sys.path) or run it:
     tracecheck.py count DIR        prints "<events> <discarded>"
     tracecheck.py dump DIR         one JSON object per event
 
+DIR may be an FDR_OUTPUT directory: it holds one trace per process
+(DIR/<name>-<pid>/), and babeltrace2 (CLI or bt2) finds them all and
+merges them; give DIR/<name>-<pid> for one process's trace.
+
 read(DIR) returns a Trace with:
     events      list of Event(name, ts_ns, stream, tid, pid, thread_name,
                 cycles, fields); cycles is the raw clock value in the order babeltrace2 delivers them (by time)

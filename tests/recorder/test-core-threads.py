@@ -29,7 +29,7 @@ p = c.run([prog, str(THREADS), "8"], out, timeout=200, env={"ASAN_OPTIONS": asan
 status = dict(l.split("=", 1) for l in p.stdout.split())
 print(status)
 
-streams = glob.glob(os.path.join(out, "stream_*"))
+streams = glob.glob(os.path.join(out, "*", "stream_*"))  # out/<name>-<pid>/
 check(1 <= len(streams) <= 16, "%d stream files for 8 threads at a time" % len(streams))
 
 seen = collections.defaultdict(list)  # thread number -> [(event, stream, tid)]

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/* tracedir.c - safe creation of trace directories and of the files in them.
+ *
+ * A trace is often written into a shared place (/tmp, a crash directory
+ * several users share), by a program that may run as root. Anyone who can
+ * write there can prepare names in advance: a symlink "crash-<pid>" to a
+ * directory of theirs, or "metadata" as a symlink to /etc/shadow. So:
+ *
+ *   - the top directory is the user's choice: followed even if a symlink;
+ *   - every directory below it is fdr's own: made with mkdirat, and an
+ *     existing one is opened with O_NOFOLLOW and used only when fstat says
+ *     it is a directory of the effective user that no one else may write;
+ *   - every file is opened relative to its directory's descriptor (no path
+ *     is resolved twice), with O_CREAT | O_EXCL | O_NOFOLLOW: a name that
+ *     exists is never opened. A regular file of ours (an earlier trace) is
+ *     removed and created again; anything else is refused;
+ *   - metadata is written to a temporary and renamed over the old one, so
+ *     that a reader never sees half a metadata file.
+ *
+ * All of it is system calls on descriptors: async-signal-safe, usable from
+ * the crash handler, and free of globals (lib/common rules). */
+#define _GNU_SOURCE
+#include "common/tracedir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h> /* renameat only */
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+
+int fdr__tracedir_open_top(const char *path)
+{
+    if (!path || !*path)
+        return -EINVAL;
+    if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    int fd = open(path, DIR_FLAGS);
+    return fd < 0 ? -errno : fd;
+}
+
+int fdr__tracedir_make(int dir_fd, const char *name)
+{
+    if (mkdirat(dir_fd, name, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    int fd = openat(dir_fd, name, DIR_FLAGS | O_NOFOLLOW);
+    if (fd < 0)
+        return errno == ELOOP ? -EEXIST : -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        close(fd);
+        return -EPERM;
+    }
+    return fd;
+}
+
+/* 0 when `name` is absent from dir_fd or a regular file of ours (then it is
+ * removed if `remove`), -EEXIST for anything else. */
+static int claim(int dir_fd, const char *name, int remove)
+{
+    struct stat st;
+    if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+        return -EEXIST;
+    if (remove && unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT)
+        return -errno;
+    return 0;
+}
+
+int fdr__tracedir_create(int dir_fd, const char *name)
+{
+    for (int tries = 0; tries < 2; tries++) {
+        int fd = openat(dir_fd, name,
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST)
+            return -errno;
+        int r = claim(dir_fd, name, 1);
+        if (r < 0)
+            return r;
+    }
+    return -EEXIST; /* recreated between our calls: someone is racing us */
+}
+
+int fdr__tracedir_replace(int dir_fd, const char *name, int (*emit)(int fd, void *arg),
+                          void *arg)
+{
+    char tmp[256];
+    size_t n = strlen(name);
+    if (n + 6 > sizeof tmp)
+        return -ENAMETOOLONG;
+    tmp[0] = '.';
+    memcpy(tmp + 1, name, n);
+    memcpy(tmp + 1 + n, ".tmp", 5);
+    int r = claim(dir_fd, name, 0);
+    if (r < 0)
+        return r;
+    int fd = fdr__tracedir_create(dir_fd, tmp);
+    if (fd < 0)
+        return fd;
+    r = emit(fd, arg);
+    if (close(fd) < 0 && r == 0)
+        r = -errno;
+    if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+        r = -errno;
+    if (r < 0)
+        unlinkat(dir_fd, tmp, 0);
+    return r;
+}
+
+int fdr__tracedir_is_ours(const char *name)
+{
+    if (strcmp(name, "metadata") == 0 || strcmp(name, ".metadata.tmp") == 0)
+        return 1;
+    if (strncmp(name, "stream_", 7) != 0 || !name[7])
+        return 0;
+    for (const char *c = name + 7; *c; c++)
+        if (*c < '0' || *c > '9')
+            return 0;
+    return 1;
+}
+
+/* The kernel's directory entry (getdents64): readdir without malloc. */
+struct dirent64_raw {
+    unsigned long long ino;
+    long long off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+int fdr__tracedir_clear(int dir_fd)
+{
+    int fd = openat(dir_fd, ".", DIR_FLAGS); /* own offset: dir_fd untouched */
+    if (fd < 0)
+        return -errno;
+    char buf[4096] __attribute__((aligned(8)));
+    int r = 0;
+    for (;;) {
+        long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0) {
+            r = n < 0 ? -errno : 0;
+            break;
+        }
+        for (long at = 0; at < n;) {
+            struct dirent64_raw *e = (struct dirent64_raw *)(buf + at);
+            at += e->reclen;
+            if (fdr__tracedir_is_ours(e->name) && claim(dir_fd, e->name, 1) < 0)
+                r = -EEXIST;
+        }
+    }
+    close(fd);
+    return r;
+}
+
+int fdr__tracedir_name(char *out, size_t cap, const char *name, unsigned long number)
+{
+    char num[24];
+    size_t k = sizeof num;
+    do
+        num[--k] = (char)('0' + number % 10);
+    while ((number /= 10) && k > 0);
+    size_t nl = strlen(name), dl = sizeof num - k;
+    if (nl + 1 + dl + 1 > cap)
+        return -ENAMETOOLONG;
+    for (size_t i = 0; i < nl; i++) {
+        char c = name[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '_' || c == '+' || c == '-' ||
+                 (c == '.' && i > 0);
+        out[i] = ok ? c : '_';
+    }
+    out[nl] = '-';
+    memcpy(out + nl + 1, num + k, dl);
+    out[nl + 1 + dl] = 0;
+    return (int)(nl + 1 + dl);
+}

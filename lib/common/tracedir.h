@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* common/tracedir.h - the one place that creates trace directories and the
+ * files in them (FDR_OUTPUT, snapshots, crash dumps; later fdrd), so that a
+ * path another user prepared is never written through.
+ *
+ * Rules (see tracedir.c for the why):
+ *   - the top directory is the one the user named (FDR_OUTPUT, FDR_CRASH_DIR,
+ *     FDR_SNAPSHOT_DIR, fdr_snapshot's argument): it is created if missing,
+ *     and a symlink there is followed, since the user chose that name;
+ *   - every directory below it is made by fdr (mkdirat) or, if it already
+ *     exists, used only when it is a real directory owned by the effective
+ *     user and writable by nobody else;
+ *   - files are created with openat + O_CREAT | O_EXCL | O_NOFOLLOW; an
+ *     existing name is replaced only when it is a regular file of ours;
+ *   - metadata is replaced atomically: a temporary, then renameat.
+ *
+ * Every function is async-signal-safe (system calls only, no malloc, no
+ * stdio, no globals), for the crash handler. Errors are negative errno
+ * values: -EPERM for a directory owned by another user or writable by
+ * others, -EEXIST for a name that is a symlink or someone else's file. */
+#ifndef FDR_COMMON_TRACEDIR_H
+#define FDR_COMMON_TRACEDIR_H
+
+#include <stddef.h>
+
+/* Opens the directory the user named at `path` (relative to the working
+ * directory), creating it (0755) if it is missing; follows symlinks.
+ * Returns an O_DIRECTORY | O_CLOEXEC descriptor, or -errno (-ENOTDIR). */
+int fdr__tracedir_open_top(const char *path);
+
+/* Creates directory `name` in dir_fd (0755) or opens the existing one if it
+ * is a real directory (not a symlink) owned by the effective user and not
+ * writable by group or others. Returns its descriptor, or -errno (-EPERM). */
+int fdr__tracedir_make(int dir_fd, const char *name);
+
+/* Creates file `name` in dir_fd for writing (0644), never through a symlink.
+ * An existing regular file of ours is removed first (an earlier trace);
+ * any other existing name gives -EEXIST. Returns the descriptor or -errno. */
+int fdr__tracedir_create(int dir_fd, const char *name);
+
+/* Replaces file `name` in dir_fd atomically: emit(fd, arg) writes a
+ * temporary ".<name>.tmp" (made as fdr__tracedir_create makes files),
+ * which is then renamed over `name`; `name` itself must be absent or a
+ * regular file of ours. Returns 0, emit's negative result, or -errno; on
+ * error `name` is unchanged and the temporary removed. */
+int fdr__tracedir_replace(int dir_fd, const char *name, int (*emit)(int fd, void *arg),
+                          void *arg);
+
+/* Removes from dir_fd the files fdr writes ("metadata", ".metadata.tmp",
+ * "stream_<n>") that are regular files of ours: what an earlier trace in
+ * the same directory left. Other names are never touched. Returns 0 or
+ * -errno. */
+int fdr__tracedir_clear(int dir_fd);
+
+/* 1 when `name` is one of the file names fdr writes in a trace directory. */
+int fdr__tracedir_is_ours(const char *name);
+
+/* Builds "<name>-<number>" into out, NUL-terminated (characters of name
+ * other than [A-Za-z0-9._+] become '_', a leading '.' too): the name of a
+ * per-process directory, e.g. "myprog-1234" or "crash-1234". Returns the
+ * length, or -ENAMETOOLONG. */
+int fdr__tracedir_name(char *out, size_t cap, const char *name, unsigned long number);
+
+#endif

@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""test-disk-full.py PROG OUTDIR - a full disk, then space again.
+
+A 2 MiB tmpfs (mounted here; root only, else skipped with 77) holds a 1 MiB
+file of the user's. disk-prog fill records 100,000 events (1.8 MB), which
+cannot all fit: fdr_flush() must return -EIO. The test then deletes the
+file and the program records 10,000 more. Afterwards babeltrace2 reads the
+trace with no error, emitted = recorded + discarded exactly, some of the
+first phase is discarded and every event of the second phase is there."""
+import importlib
+import os
+import select
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+c = importlib.import_module("test-core-common")
+check = c.check
+tracecheck = c.tracecheck
+
+prog, base = sys.argv[1], sys.argv[2]
+N1, N2 = 100000, 10000
+if os.geteuid() != 0:
+    print("skipped: mounting a tmpfs needs root")
+    sys.exit(77)
+mnt = os.path.join(base, "mnt")
+subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
+shutil.rmtree(base, ignore_errors=True)
+os.makedirs(mnt)
+if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt]).returncode:
+    print("skipped: cannot mount a tmpfs")
+    sys.exit(77)
+try:
+    filler = os.path.join(mnt, "filler")
+    with open(filler, "wb") as f:
+        f.write(bytes(1 << 20))
+    out = os.path.join(mnt, "out")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
+    env["FDR_OUTPUT"] = out
+    p = subprocess.Popen([prog, "fill", str(N1), str(N2)], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line1 = p.stdout.readline().strip()
+    helpers = []  # the drain helper: waited for, as it holds the directory
+    for tid in os.listdir("/proc/%d/task" % p.pid):
+        with open("/proc/%d/task/%s/children" % (p.pid, tid)) as f:
+            helpers += [os.pidfd_open(int(k)) for k in f.read().split()]
+    check(line1 == "flush1=-5", "full disk: fdr_flush() gave %r, expected -EIO" % line1)
+    os.unlink(filler)
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    rest, err = p.communicate(timeout=120)
+    check(p.returncode == 0, "exit status %d" % p.returncode)
+    for h in helpers:
+        select.select([h], [], [], 120)
+        os.close(h)
+    check(rest.strip() == "flush2=0", "after space returned: %r" % rest)
+    warns = [l for l in err.splitlines() if "cannot write the trace" in l]
+    check(len(warns) == 1, "one line about the write error expected: %r" % err)
+    ok, berr = tracecheck.clean(out)
+    check(ok, "babeltrace2: " + berr[-500:])
+    t = tracecheck.read(out)
+    phase = [0, 0, 0]
+    for e in t.events:
+        phase[e.fields["phase"]] += 1
+    print("read %d + %d, discarded %d" % (phase[1], phase[2], t.discarded))
+    check(len(t.events) + t.discarded == N1 + N2,
+          "emitted %d != recorded %d + discarded %d" % (N1 + N2, len(t.events), t.discarded))
+    check(0 < phase[1] < N1 and t.discarded > 0, "the first phase should be cut short")
+    check(phase[2] == N2, "recording did not resume: %d of %d" % (phase[2], N2))
+finally:
+    # bt2 may still hold the stream files open: detach lazily if busy.
+    if subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL).returncode:
+        subprocess.run(["umount", "-l", mnt])
+c.finish()

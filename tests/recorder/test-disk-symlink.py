@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""test-disk-symlink.py PROG OUTDIR - paths another user prepared.
+
+Run as root (else skipped with 77). disk-prog pause prints its pid and
+waits; then `nobody` (setpriv) prepares, in a shared sticky world-writable
+directory: DIR/disk-prog-<pid>/ with metadata and stream_0 symlinks (the
+FDR_OUTPUT trace directory), crash-<pid> as a symlink to a directory of
+nobody's holding a metadata symlink, and snap/ with metadata and stream_0
+symlinks (an fdr_snapshot directory). Every symlink points at a root-owned
+0600 file. The program then execs itself (same pid) with FDR_OUTPUT and
+FDR_CRASH_DIR set to the shared directory, records, calls fdr_snapshot on
+snap/ and crashes with SIGSEGV. The root file must be unchanged, the
+snapshot refused (-EEXIST), and each refusal said in one line."""
+import importlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+c = importlib.import_module("test-core-common")
+check = c.check
+
+prog = sys.argv[1]
+if os.geteuid() != 0 or not shutil.which("setpriv"):
+    print("skipped: needs root and setpriv")
+    sys.exit(77)
+root = tempfile.mkdtemp(prefix="fdr-symlink-")  # 0700, root's
+shared = tempfile.mkdtemp(prefix="fdr-shared-")
+os.chmod(shared, 0o1777)
+try:
+    secret = os.path.join(root, "secret")
+    with open(secret, "w") as f:
+        f.write("root's secret\n")
+    os.chmod(secret, 0o600)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
+    # Sanitizers would take the SIGSEGV from fdr's crash handler.
+    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
+    env["TSAN_OPTIONS"] = (env.get("TSAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
+    env.update(DISK_OUTPUT=shared, DISK_CRASH_DIR=shared,
+               DISK_SNAPSHOT=os.path.join(shared, "snap"))
+    p = subprocess.Popen([prog, "pause"], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = int(p.stdout.readline())
+    attack = """set -e
+cd '{shared}'
+mkdir disk-prog-{pid} mine snap
+ln -s '{secret}' disk-prog-{pid}/metadata
+ln -s '{secret}' disk-prog-{pid}/stream_0
+ln -s '{secret}' mine/metadata
+ln -s mine crash-{pid}
+ln -s '{secret}' snap/metadata
+ln -s '{secret}' snap/stream_0
+""".format(shared=shared, pid=pid, secret=secret)
+    r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                        "sh", "-c", attack])
+    check(r.returncode == 0, "nobody could not prepare the paths")
+    out, err = p.communicate("go\n", timeout=120)
+    print(out + err)
+    check(p.returncode == -signal.SIGSEGV, "exit status %d, expected SIGSEGV" % p.returncode)
+    with open(secret) as f:
+        check(f.read() == "root's secret\n", "the root file was written through a symlink")
+    st = os.stat(secret)
+    check(st.st_uid == 0 and st.st_mode & 0o777 == 0o600, "the root file changed mode")
+    check("snapshot=-17" in out, "fdr_snapshot into prepared symlinks: %r" % out)
+    lines = err.splitlines()
+    one = [l for l in lines if "FDR_OUTPUT" in l]
+    check(len(one) == 1 and "another user" in one[0], "FDR_OUTPUT refusal: %r" % one)
+    one = [l for l in lines if "could not write the crash snapshot" in l]
+    check(len(one) == 1 and "crash-%d" % pid in one[0], "crash dump refusal: %r" % one)
+    check(not any(os.path.isfile(os.path.join(shared, "mine", f)) and
+                  not os.path.islink(os.path.join(shared, "mine", f))
+                  for f in os.listdir(os.path.join(shared, "mine"))),
+          "a crash file was written into nobody's directory")
+finally:
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(shared, ignore_errors=True)
+c.finish()
