@@ -60,5 +60,4 @@ struct fdr__pkt {
     char thread_name[16];
 } __attribute__((packed));
 
-
 #endif

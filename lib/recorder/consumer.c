@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* consumer.c - the in-process consumer: full packets to stream files.
  *
  * Without a daemon (the embedded default), a background thread writes the
@@ -26,6 +27,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -38,7 +40,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "common/io.h"
+#include "common/validate.h"
+#include "recorder/buffer.h"
+#include "recorder/config.h"
+#include "recorder/consumer.h"
+#include "recorder/flight.h"
+#include "recorder/metadata.h"
+#include "recorder/registry.h"
 
 static pthread_t thread;
 static int running;
@@ -68,28 +77,6 @@ static void report(const char *what, int err)
     failed = 1;
 }
 
-static int write_all(int fd, struct iovec *iov, int n)
-{
-    while (n > 0) {
-        ssize_t w = writev(fd, iov, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        while (n > 0 && (size_t)w >= iov->iov_len) {
-            w -= (ssize_t)iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (char *)iov->iov_base + w;
-            iov->iov_len -= (size_t)w;
-        }
-    }
-    return 0;
-}
-
 static int ensure_metadata(void)
 {
     uint64_t g = fdr__registry_generation();
@@ -104,27 +91,34 @@ static int ensure_metadata(void)
     return 0;
 }
 
-int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body, uint32_t slot_size)
+int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body)
 {
     uint64_t bytes = hdr->content_size / 8;
-    if (hdr->magic != FDR__CTF_MAGIC || hdr->content_size % 8 || bytes < sizeof *hdr ||
-        bytes > slot_size)
-        return -EINVAL;
     hdr->packet_size = hdr->content_size;
     struct iovec iov[2] = {{hdr, sizeof *hdr}, {(char *)body, bytes - sizeof *hdr}};
-    return write_all(fd, iov, 2);
+    return fdr__writev_full(fd, iov, 2);
 }
 
-/* Writes one packet; the packet is validated first, as buffers are not
- * trusted (principle 6): a corrupt one is skipped. */
-static int write_packet(struct fdr__buf *b, const char *slot)
+/* Packets and ring headers found corrupt (principle 6): skipped, counted,
+ * and reported once. */
+static struct fdr__skips skips, warned; /* under pass_lock */
+
+static void skipped(int ring, uint64_t packets)
+{
+    skips.rings += (uint64_t)ring;
+    skips.packets += packets;
+}
+
+/* Writes the packet of sequence seq; it is checked first, as buffers are
+ * not trusted (principle 6): a corrupt one is skipped and counted. */
+static int write_packet(struct fdr__buf *b, uint64_t seq)
 {
     struct fdr__pkt hdr;
-    memcpy(&hdr, slot, sizeof hdr);
-    uint64_t bytes = hdr.content_size / 8;
-    if (hdr.magic != FDR__CTF_MAGIC || hdr.content_size % 8 || bytes < sizeof hdr ||
-        bytes > b->hdr->packet_size)
+    const char *slot = fdr__ring_slot(b->hdr, &b->geom, seq);
+    if (fdr__pkt_check(slot, &b->geom, seq, &hdr) < 0) {
+        skipped(0, 1);
         return 0;
+    }
     if (b->out_fd < 0) {
         char path[PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/stream_%u", fdr__cfg.output, b->index);
@@ -134,7 +128,7 @@ static int write_packet(struct fdr__buf *b, const char *slot)
             return -errno;
         }
     }
-    int r = fdr__packet_write(b->out_fd, &hdr, slot + sizeof hdr, b->hdr->packet_size);
+    int r = fdr__packet_write(b->out_fd, &hdr, slot + sizeof hdr);
     if (r < 0)
         report("stream", -r);
     return r;
@@ -151,10 +145,20 @@ static int pass_locked(void)
         uint64_t consumed = __atomic_load_n(&h->consumed, __ATOMIC_RELAXED);
         if (produced == consumed)
             continue;
+        if (fdr__ring_check(h, &b->geom) < 0 && !b->bad_ring) {
+            skipped(1, 0); /* once per buffer; its packets are still checked */
+            b->bad_ring = 1;
+        }
+        if (produced - consumed > b->geom.n_packets) {
+            /* Not a count this ring can hold: the positions were written
+             * over. Only the newest n_packets slots can be what they say. */
+            skipped(0, produced - consumed - b->geom.n_packets);
+            consumed = produced - b->geom.n_packets;
+        }
         if (ensure_metadata() < 0)
             return -EIO;
         for (; consumed < produced; consumed++) {
-            if (write_packet(b, fdr__buf_slot(h, consumed)) < 0)
+            if (write_packet(b, consumed) < 0)
                 r = -EIO;
             /* Observable: the slot is free again; pairs with the acquire
              * load of `consumed` in open_packet (writer.c). */
@@ -174,6 +178,12 @@ int fdr__consumer_drain(int refresh)
         metadata_gen = (uint64_t)-1; /* rewrite: newer clock calibration */
     if (ensure_metadata() < 0)
         r = -EIO;
+    if (skips.rings != warned.rings || skips.packets != warned.packets)
+        fdr__warn("FDR_OUTPUT=\"%s\": %llu corrupt packets skipped, %llu corrupt ring "
+                  "headers",
+                  fdr__cfg.output, (unsigned long long)skips.packets,
+                  (unsigned long long)skips.rings);
+    warned = skips;
     pthread_mutex_unlock(&pass_lock);
     return r;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* init.c - starting and stopping the library, flush, fork.
  *
  * fdr__init() runs once, on the first call into the library (usually from
@@ -20,6 +21,7 @@
  * (With the daemon, the child will get new buffers from it.) */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
+#include "recorder/buffer.h"
+#include "recorder/clock.h"
+#include "recorder/config.h"
+#include "recorder/consumer.h"
+#include "recorder/control.h"
+#include "recorder/flight.h"
+#include "recorder/init.h"
+#include "recorder/print.h"
+#include "recorder/registry.h"
+#include "recorder/section.h"
+#include "recorder/writer.h"
 
 int fdr__initialized;
 pid_t fdr__pid;

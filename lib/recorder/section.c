@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* section.c - stopping writers: the "tracing enabled" / "in tracing
  * section" protocol, and the tracing-activity API (fdr/flight.h).
  *
@@ -45,6 +46,7 @@
  * by the caller throughout, so threads neither appear nor vanish. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <signal.h>
@@ -54,7 +56,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
+#include "recorder/config.h"
+#include "recorder/init.h"
+#include "recorder/section.h"
+#include "recorder/writer.h"
 
 enum { BARRIER_SIGNAL = -1 };
 
@@ -105,13 +111,7 @@ static int install_signal_barrier(void)
 
 void fdr__section_init(void)
 {
-    const char *force = getenv("FDR_SECTION_BARRIER");
-    int want_signal = force && strcmp(force, "signal") == 0;
-    if (force && *force && !want_signal && strcmp(force, "auto") != 0 &&
-        strcmp(force, "membarrier") != 0)
-        fdr__warn("FDR_SECTION_BARRIER=\"%s\" is not valid (auto, membarrier or signal); "
-                  "using auto",
-                  force);
+    int want_signal = fdr__cfg.barrier == FDR__BARRIER_SIGNAL;
     long mask = want_signal ? -1 : membarrier(MEMBARRIER_CMD_QUERY, 0);
     if (mask > 0 && (mask & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
         membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0)

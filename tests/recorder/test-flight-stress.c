@@ -32,7 +32,8 @@
 
 #include <fdr/fdr.h>
 
-#include "recorder/fdr-int.h"
+#include "recorder/section.h"
+#include "recorder/writer.h"
 
 #define WRITERS 2
 
@@ -93,7 +94,8 @@ static uint64_t now_ns(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || argc > 4 || (strcmp(argv[2], "barrier") && strcmp(argv[2], "nobarrier"))) {
+    if (argc < 3 || argc > 4 ||
+        (strcmp(argv[2], "barrier") && strcmp(argv[2], "nobarrier"))) {
         fprintf(stderr, "usage: %s CYCLES barrier|nobarrier [MAX_SECONDS]\n", argv[0]);
         return 2;
     }
@@ -161,8 +163,9 @@ int main(int argc, char **argv)
         return 1;
     }
     if (!expect_violations && cycle < cycles) {
-        printf("note: stopped after %.0f s with %ld of %ld cycles (machine overloaded?)\n",
-               max_secs, cycle, cycles);
+        printf(
+            "note: stopped after %.0f s with %ld of %ld cycles (machine overloaded?)\n",
+            max_secs, cycle, cycles);
         if (cycle < cycles / 10) {
             printf("FAIL: too few cycles\n");
             return 1;
