@@ -60,4 +60,5 @@ struct fdr__pkt {
     char thread_name[16];
 } __attribute__((packed));
 
+
 #endif
