@@ -92,9 +92,11 @@ static int flush_all(int final)
         /* Only the newest n-1 complete packets of each ring are whole, and
          * writers must stay paused while they are written out. */
         for (uint32_t i = 0; i < fdr__buf_count(); i++) {
-            struct fdr__buf_hdr *h = fdr__buf_at(i)->hdr;
-            if (h->produced - h->consumed > h->n_packets - 1)
-                h->consumed = h->produced - (h->n_packets - 1);
+            struct fdr__buf *b = fdr__buf_at(i);
+            struct fdr__buf_hdr *h = b->hdr;
+            uint32_t keep = b->geom.n_packets - 1; /* not h's: it may be scribbled */
+            if (h->produced - h->consumed > keep)
+                h->consumed = h->produced - keep;
         }
         r = fdr__consumer_drain(1);
     }
