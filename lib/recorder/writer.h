@@ -20,6 +20,7 @@ struct fdr__writer {
     struct fdr__writer *next, *prev;
     uint32_t user_enabled; /* fdr_thread_set_tracing_enabled; under the lock */
     uint32_t barrier_ack;  /* section.c signal barrier: last round answered */
+    uint32_t out_seen;     /* section.c: last wait round it was seen out */
 };
 
 extern pthread_mutex_t fdr__writers_lock;
