@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* config.c - configuration from environment variables.
+/* config.c - configuration from environment variables: the only file of
+ * libfdr that calls getenv.
  *
  * Read once, when the library starts. Every variable has a safe default; a
  * bad value gives one warning line on stderr naming the variable and the
@@ -18,6 +19,10 @@
  *   FDR_TRACE_FILE   where printed events go (default stderr)
  *   FDR_FLUSH_MS     longest time a full packet waits before the consumer
  *                    writes it (default 100)
+ *   FDR_CRASH, FDR_CRASH_SIGNALS, FDR_CRASH_EVENTS, FDR_CRASH_DIR
+ *                    the crash dump (crash.c)
+ *   FDR_SNAPSHOT_SIGNAL, FDR_SNAPSHOT_DIR  snapshot on a signal (snapshot.c)
+ *   FDR_SECTION_BARRIER  auto, membarrier or signal (section.c)
  * See docs/environment.md. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -3,7 +3,8 @@
  *
  * An event whose site has the FDR__S_PRINT state (FDR_TRACES,
  * fdr_trace_set) is formatted at commit, by the thread that recorded it,
- * into one line:
+ * into one line (lib/common/format.c, fdr__format_line: the same code
+ * prints the crash dump and any reader's lines):
  *
  *     <seconds since start> [<tid>] <provider>:<event> <message>
  *     0.000123456 [4242] net:rx len=60 proto=6 dev=eth0
@@ -18,7 +19,7 @@
  * Printing is independent of recording: a printed event that is not
  * recorded is built in a per-thread scratch area (writer.c) and never
  * reaches the ring. This is the slow path by design: formatting and a
- * system call per event (see the cost measured in tests/test-live.py's
+ * system call per event (see the cost measured in tests/recorder/test-live.py's
  * comment). */
 #define _GNU_SOURCE
 #include <errno.h>
