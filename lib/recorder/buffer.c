@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* buffer.c - per-thread buffers: a header page and a ring of CTF packets.
  *
  * Layout of one buffer (one memfd mapping, no pointers inside, so that a
@@ -28,7 +29,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "recorder/buffer.h"
+#include "recorder/consumer.h"
+#include "recorder/config.h"
 
 #define MAX_BUFFERS 65536
 
@@ -76,6 +79,7 @@ static struct fdr__buf *buf_create(void)
     h->index = count;
     h->size = size;
     b->hdr = h;
+    b->geom = (struct fdr__ring_geom){packet, n, count, size};
     b->fd = fd;
     b->index = count;
     b->out_fd = -1;
@@ -121,7 +125,7 @@ void fdr__buf_forget_all(void)
 {
     uint32_t n = count;
     for (uint32_t i = 0; i < n; i++) {
-        munmap(all[i]->hdr, all[i]->hdr->size);
+        munmap(all[i]->hdr, all[i]->geom.size);
         close(all[i]->fd);
         if (all[i]->out_fd >= 0)
             close(all[i]->out_fd);

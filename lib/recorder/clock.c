@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clock.c - the trace clock: raw counter values, converted by readers.
  *
  * Events store the raw value of a free-running counter (fdr__now): the TSC
@@ -15,7 +16,8 @@
 #define _GNU_SOURCE
 #include <time.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/internal/fastpath.h"
+#include "recorder/clock.h"
 
 static uint64_t start_count, start_mono, start_real;
 

@@ -1,4 +1,6 @@
-/* config.c - configuration from environment variables.
+/* SPDX-License-Identifier: MIT */
+/* config.c - configuration from environment variables: the only file of
+ * libfdr that calls getenv.
  *
  * Read once, when the library starts. Every variable has a safe default; a
  * bad value gives one warning line on stderr naming the variable and the
@@ -17,6 +19,10 @@
  *   FDR_TRACE_FILE   where printed events go (default stderr)
  *   FDR_FLUSH_MS     longest time a full packet waits before the consumer
  *                    writes it (default 100)
+ *   FDR_CRASH, FDR_CRASH_SIGNALS, FDR_CRASH_EVENTS, FDR_CRASH_DIR
+ *                    the crash dump (crash.c)
+ *   FDR_SNAPSHOT_SIGNAL, FDR_SNAPSHOT_DIR  snapshot on a signal (snapshot.c)
+ *   FDR_SECTION_BARRIER  auto, membarrier or signal (section.c)
  * See docs/environment.md. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,9 +30,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/internal/fastpath.h"
+#include "common/signal.h"
+#include "recorder/config.h"
 
 struct fdr__config fdr__cfg;
 uint32_t fdr__string_max = 256;
@@ -87,6 +96,98 @@ static uint32_t size_var(const char *name, uint32_t def, long long min, long lon
     return (uint32_t)v;
 }
 
+/* A list of signal names ("SEGV,BUS"), or "none": the number of signals
+ * put in set, or -EINVAL. */
+static int parse_signals(const char *s, uint8_t set[NSIG])
+{
+    if (strcasecmp(s, "none") == 0)
+        return 0;
+    int n = 0;
+    while (*s) {
+        size_t len = strcspn(s, ", ");
+        if (len) {
+            int sig = fdr__signal_parse(s, len);
+            if (sig < 0 || sig == SIGKILL || sig == SIGSTOP)
+                return -EINVAL;
+            set[sig] = 1;
+            n++;
+        }
+        s += len;
+        s += strspn(s, ", ");
+    }
+    return n;
+}
+
+/* FDR_CRASH, FDR_CRASH_SIGNALS, FDR_CRASH_EVENTS, FDR_CRASH_DIR (crash.c). */
+static void crash_load(void)
+{
+    /* 256: 32 covered about 1 us of a busy interpreter's hottest thread;
+     * 256 show a few microseconds of it, a screenful or two per thread.
+     * The CTF crash snapshot (FDR_CRASH_DIR) is the complete record. */
+    fdr__cfg.crash_events = 256;
+    const char *on = getenv("FDR_CRASH");
+    if (on && *on) {
+        if (!strcmp(on, "0") || !strcmp(on, "off") || !strcmp(on, "no") ||
+            !strcmp(on, "false"))
+            return;
+        if (strcmp(on, "1") && strcmp(on, "on") && strcmp(on, "yes") &&
+            strcmp(on, "true"))
+            fdr__warn(
+                "FDR_CRASH=\"%s\" is not valid (0/off or 1/on); crash dumps stay on", on);
+    }
+    uint8_t *set = fdr__cfg.crash_signals;
+    const char *sigs = getenv("FDR_CRASH_SIGNALS");
+    const char *def = "SEGV,BUS,ILL,FPE,ABRT";
+    if (!sigs || !*sigs)
+        sigs = def;
+    int n = parse_signals(sigs, set);
+    if (n < 0) {
+        fdr__warn("FDR_CRASH_SIGNALS=\"%s\" is not valid (a list such as %s, or none); "
+                  "using %s",
+                  sigs, def, def);
+        memset(set, 0, NSIG);
+        n = parse_signals(def, set);
+    }
+    if (n == 0)
+        return;
+    const char *ev = getenv("FDR_CRASH_EVENTS");
+    if (ev && *ev) {
+        char *end;
+        long v = strtol(ev, &end, 10);
+        if (*end || v < 1 || v > FDR__CRASH_EVENTS_MAX)
+            fdr__warn("FDR_CRASH_EVENTS=\"%s\" is not valid (1 to %d); using %u", ev,
+                      FDR__CRASH_EVENTS_MAX, fdr__cfg.crash_events);
+        else
+            fdr__cfg.crash_events = (unsigned)v;
+    }
+    const char *dir = getenv("FDR_CRASH_DIR");
+    if (dir && *dir) {
+        if (strlen(dir) >= sizeof fdr__cfg.crash_dir - 32)
+            fdr__warn("FDR_CRASH_DIR is too long; no crash snapshot");
+        else
+            strcpy(fdr__cfg.crash_dir, dir);
+    }
+    fdr__cfg.crash_on = 1;
+}
+
+/* FDR_SNAPSHOT_SIGNAL, FDR_SNAPSHOT_DIR (snapshot.c). */
+static void snapshot_load(void)
+{
+    const char *s = getenv("FDR_SNAPSHOT_SIGNAL");
+    if (!s || !*s)
+        return;
+    int sig = fdr__signal_parse(s, strlen(s));
+    if (sig < 0 || sig == SIGKILL || sig == SIGSTOP) {
+        fdr__warn("FDR_SNAPSHOT_SIGNAL=\"%s\" is not a signal (e.g. USR2 or 12); "
+                  "no snapshot on signal",
+                  s);
+        return;
+    }
+    const char *dir = getenv("FDR_SNAPSHOT_DIR");
+    fdr__cfg.snapshot_signal = sig;
+    fdr__cfg.snapshot_dir = dir && *dir ? dir : ".";
+}
+
 void fdr__config_load(void)
 {
     const char *out = getenv("FDR_OUTPUT");
@@ -123,4 +224,14 @@ void fdr__config_load(void)
     const char *tf = getenv("FDR_TRACE_FILE");
     if (tf && *tf && strlen(tf) < sizeof fdr__cfg.trace_file)
         strcpy(fdr__cfg.trace_file, tf);
+    const char *force = getenv("FDR_SECTION_BARRIER");
+    if (force && strcmp(force, "signal") == 0)
+        fdr__cfg.barrier = FDR__BARRIER_SIGNAL;
+    else if (force && *force && strcmp(force, "auto") != 0 &&
+             strcmp(force, "membarrier") != 0)
+        fdr__warn("FDR_SECTION_BARRIER=\"%s\" is not valid (auto, membarrier or signal); "
+                  "using auto",
+                  force);
+    crash_load();
+    snapshot_load();
 }

@@ -46,6 +46,7 @@
  * (flush, exit); a mutex keeps the two from writing at once. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -63,8 +64,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "common/format.h"
+#include "common/io.h"
+#include "common/iter.h"
 #include "common/tracedir.h"
+#include "common/validate.h"
+#include "recorder/buffer.h"
+#include "recorder/config.h"
+#include "recorder/consumer.h"
+#include "recorder/flight.h"
+#include "recorder/init.h"
+#include "recorder/metadata.h"
+#include "recorder/registry.h"
 
 static pthread_t thread;
 static int running;
@@ -105,28 +116,6 @@ static void report(const char *what, int err)
     failed = 1;
 }
 
-static int write_all(int fd, struct iovec *iov, int n)
-{
-    while (n > 0) {
-        ssize_t w = writev(fd, iov, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        while (n > 0 && (size_t)w >= iov->iov_len) {
-            w -= (ssize_t)iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (char *)iov->iov_base + w;
-            iov->iov_len -= (size_t)w;
-        }
-    }
-    return 0;
-}
-
 /* The metadata on disk describes every class registered so far. */
 static int ensure_metadata(void)
 {
@@ -142,36 +131,36 @@ static int ensure_metadata(void)
     return 0;
 }
 
-int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body, uint32_t slot_size)
+int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body)
 {
     uint64_t bytes = hdr->content_size / 8;
-    if (hdr->magic != FDR__CTF_MAGIC || hdr->content_size % 8 || bytes < sizeof *hdr ||
-        bytes > slot_size)
-        return -EINVAL;
     hdr->packet_size = hdr->content_size;
     struct iovec iov[2] = {{hdr, sizeof *hdr}, {(char *)body, bytes - sizeof *hdr}};
-    return write_all(fd, iov, 2);
+    return fdr__writev_full(fd, iov, 2);
 }
 
-/* Number of events in the packet at pkt (content `bytes`, header
- * included); stops at the first that does not parse. */
+/* Packets and ring headers found corrupt (principle 6): skipped, counted,
+ * and reported once. */
+static struct fdr__skips skips, warned; /* under pass_lock */
+
+static void skipped(int ring, uint64_t packets)
+{
+    skips.rings += (uint64_t)ring;
+    skips.packets += packets;
+}
+
+/* Number of events in a checked packet (content `bytes`, header included);
+ * stops at the first that does not parse. */
 static uint64_t count_events(const char *pkt, uint64_t bytes)
 {
-    const char *p = pkt + sizeof(struct fdr__pkt), *end = pkt + bytes;
+    struct fdr__classes t;
+    fdr__registry_classes(&t);
+    struct fdr__iter it;
+    struct fdr__event ev;
     uint64_t n = 0;
-    while (end - p >= FDR__EVENT_HEADER_SIZE) {
-        uint16_t id;
-        memcpy(&id, p, 2);
-        const struct fdr__class *c = fdr__class_get(id);
-        if (!c)
-            break;
-        p += FDR__EVENT_HEADER_SIZE;
-        size_t sz = fdr__payload_size(c, p, (size_t)(end - p));
-        if (sz == 0 && c->nfields > 0)
-            break;
-        p += sz;
+    fdr__iter_init(&it, pkt, bytes, &t);
+    while (fdr__iter_next(&it, &ev) > 0)
         n++;
-    }
     return n;
 }
 
@@ -183,33 +172,36 @@ static void cut(int fd, const struct fdr__buf_hdr *h)
         lseek(fd, at, SEEK_SET);
 }
 
-/* Appends the packet in `slot` of ring h to stream file fd and adds the
- * bytes appended to *grown (the caller adds them to h->out_bytes after
- * storing `consumed`: helper_stream relies on that order). See the file
- * comment for what a write error does. The packet is validated first, as
- * buffers are not trusted (principle 6): a corrupt one is skipped. Returns
- * 0 or the write's -errno. Used by the consumer and the drain helper. */
-static int put_packet(int fd, struct fdr__buf_hdr *h, const char *slot, uint64_t *grown)
+/* Appends the packet of sequence seq of ring h (geometry g) to stream file
+ * fd and adds the bytes appended to *grown (the caller adds them to
+ * h->out_bytes after storing `consumed`: helper_stream relies on that
+ * order). See the file comment for what a write error does. The packet is
+ * checked first, as buffers are not trusted (principle 6): a corrupt one is
+ * skipped, and 1 is returned. Otherwise 0, or the write's -errno. Used by
+ * the consumer and the drain helper. */
+static int put_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                      uint64_t seq, uint64_t *grown)
 {
-    struct fdr__pkt hdr;
-    memcpy(&hdr, slot, sizeof hdr);
+    struct fdr__pkt hdr, orig;
+    const char *slot = fdr__ring_slot(h, g, seq);
+    if (fdr__pkt_check(slot, g, seq, &orig) < 0)
+        return 1;
+    hdr = orig;
     uint64_t lost = h->out_lost;
     hdr.discarded += lost;
-    int r = fdr__packet_write(fd, &hdr, slot + sizeof hdr, h->packet_size);
-    if (r == -EINVAL)
-        return 0;
+    int r = fdr__packet_write(fd, &hdr, slot + sizeof hdr);
     if (r == 0) {
         *grown = hdr.packet_size / 8;
         return 0;
     }
     cut(fd, h);
-    memcpy(&hdr, slot, sizeof hdr);
-    lost += count_events(slot, hdr.content_size / 8);
+    lost += count_events(slot, orig.content_size / 8);
     h->out_lost = lost;
     /* The same packet without its events, to carry the count now. */
+    hdr = orig;
     hdr.discarded += lost;
     hdr.content_size = sizeof hdr * 8;
-    if (fdr__packet_write(fd, &hdr, NULL, h->packet_size) == 0)
+    if (fdr__packet_write(fd, &hdr, NULL) == 0)
         *grown = sizeof hdr;
     else
         cut(fd, h);
@@ -223,7 +215,8 @@ static int stream_name(char *out, uint32_t index)
     return 0;
 }
 
-static int write_packet(struct fdr__buf *b, const char *slot, uint64_t *grown)
+/* Writes the packet of sequence seq of b (see put_packet). */
+static int write_packet(struct fdr__buf *b, uint64_t seq, uint64_t *grown)
 {
     if (b->out_fd < 0) {
         char name[32];
@@ -234,7 +227,11 @@ static int write_packet(struct fdr__buf *b, const char *slot, uint64_t *grown)
             return b->out_fd;
         }
     }
-    int r = put_packet(b->out_fd, b->hdr, slot, grown);
+    int r = put_packet(b->out_fd, b->hdr, &b->geom, seq, grown);
+    if (r == 1) {
+        skipped(0, 1);
+        return 0;
+    }
     if (r < 0)
         report("stream", -r);
     return r;
@@ -251,11 +248,21 @@ static int pass_locked(void)
         uint64_t consumed = __atomic_load_n(&h->consumed, __ATOMIC_RELAXED);
         if (produced == consumed)
             continue;
+        if (fdr__ring_check(h, &b->geom) < 0 && !b->bad_ring) {
+            skipped(1, 0); /* once per buffer; its packets are still checked */
+            b->bad_ring = 1;
+        }
+        if (produced - consumed > b->geom.n_packets) {
+            /* Not a count this ring can hold: the positions were written
+             * over. Only the newest n_packets slots can be what they say. */
+            skipped(0, produced - consumed - b->geom.n_packets);
+            consumed = produced - b->geom.n_packets;
+        }
         if (ensure_metadata() < 0)
             return -EIO;
         for (; consumed < produced; consumed++) {
             uint64_t grown = 0;
-            if (write_packet(b, fdr__buf_slot(h, consumed), &grown) < 0)
+            if (write_packet(b, consumed, &grown) < 0)
                 r = -EIO;
             /* Observable: the slot is free again; pairs with the acquire
              * load of `consumed` in open_packet (writer.c). Before
@@ -277,6 +284,12 @@ int fdr__consumer_drain(int refresh)
         __atomic_store_n(disk_gen, (uint64_t)-1, __ATOMIC_RELAXED);
     if (ensure_metadata() < 0)
         r = -EIO;
+    if (skips.rings != warned.rings || skips.packets != warned.packets)
+        fdr__warn("FDR_OUTPUT=\"%s\": %llu corrupt packets skipped, %llu corrupt ring "
+                  "headers",
+                  fdr__cfg.output, (unsigned long long)skips.packets,
+                  (unsigned long long)skips.rings);
+    warned = skips;
     pthread_mutex_unlock(&pass_lock);
     return r;
 }
@@ -396,13 +409,13 @@ static void helper_open_packet(int fd, struct fdr__buf_hdr *h)
  * every closed packet the consumer had not written yet. */
 static void helper_stream(uint32_t index, struct fdr__buf_hdr *h, uint64_t mapped)
 {
-    /* Untrusted memory: the geometry must fit the mapping. */
-    if (h->magic != FDR__BUF_MAGIC || h->n_packets == 0 ||
-        h->packet_size < sizeof(struct fdr__pkt) ||
-        FDR__BUF_HEADER + (uint64_t)h->n_packets * h->packet_size > mapped)
+    /* Untrusted memory: the geometry is read once and must fit the
+     * mapping; every packet is checked against it (put_packet). */
+    struct fdr__ring_geom g = {h->packet_size, h->n_packets, index, h->size};
+    if (h->magic != FDR__BUF_MAGIC || fdr__geom_check(&g, mapped) < 0)
         return;
     uint64_t produced = h->produced, consumed = h->consumed;
-    if (consumed > produced || produced - consumed > h->n_packets)
+    if (consumed > produced || produced - consumed > g.n_packets)
         return;
     char name[32];
     stream_name(name, index);
@@ -427,7 +440,7 @@ static void helper_stream(uint32_t index, struct fdr__buf_hdr *h, uint64_t mappe
         ensure_metadata() == 0) {
         for (; consumed < produced; consumed++) {
             uint64_t grown = 0;
-            put_packet(fd, h, fdr__buf_slot(h, consumed), &grown);
+            put_packet(fd, h, &g, consumed, &grown);
             h->consumed = consumed + 1;
             h->out_bytes += grown;
         }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* control.c - runtime control from the program and from the environment:
  * which events are recorded and printed, tunables, the list of known
  * events, help.
@@ -28,14 +29,20 @@
  * the rest of the setting applies: nothing here ever stops the program. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
 #include "common/pattern.h"
+#include "recorder/config.h"
+#include "recorder/control.h"
+#include "recorder/init.h"
+#include "recorder/registry.h"
+#include "recorder/tunable.h"
 
 static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
 static int ready;    /* all names known; see DEFERRED WORK */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* crash.c - the crash dump: the last events of every thread on a fatal
  * signal, printed on stderr, and optionally a CTF snapshot.
  *
@@ -33,6 +34,7 @@
  * handler chains to the previous one, ours runs. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -43,19 +45,25 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "common/format.h"
+#include "common/io.h"
+#include "common/iter.h"
+#include "common/signal.h"
+#include "common/validate.h"
+#include "recorder/buffer.h"
+#include "recorder/clock.h"
+#include "recorder/config.h"
+#include "recorder/flight.h"
+#include "recorder/init.h"
+#include "recorder/registry.h"
+#include "recorder/section.h"
+#include "recorder/writer.h"
 #include "common/tracedir.h"
 
 #define ALT_STACK_SIZE (128u * 1024)
-#define MAX_EVENTS_PER_THREAD 1024
 #define MAX_ENTRIES 32768
 
 static int crash_on;
-/* 256: 32 covered about 1 us of a busy interpreter's hottest thread; 256
- * show a few microseconds of it, a screenful or two per thread. The CTF
- * crash snapshot (FDR_CRASH_DIR) is the complete record. */
-static unsigned crash_events = 256;
-static char crash_dir[PATH_MAX - 64];
 static uint8_t crash_sig[NSIG];          /* 1: handled */
 static struct sigaction crash_old[NSIG]; /* previous actions */
 static __thread void *alt_stack;         /* ours, or NULL */
@@ -103,15 +111,7 @@ void fdr__crash_thread_exit(void)
 
 static void out(const char *s, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(2, s, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        s += w;
-        n -= (size_t)w;
-    }
+    fdr__write_full(2, s, n);
 }
 
 static void outs(const char *s)
@@ -155,39 +155,23 @@ struct entry {
 static struct entry entries[MAX_ENTRIES];
 static size_t n_entries;
 static char line[8192];
+static struct fdr__classes classes;
+static struct fdr__skips skips;
 
-/* Walks the events of one packet (content `bytes` long, header included);
- * calls take(i) for event index i >= skip. Returns the number of events. */
-static size_t walk_packet(const char *pkt, uint64_t bytes, size_t skip, int collect)
+/* Walks the events of one checked packet (hdr, content `bytes` long,
+ * header included); keeps events of index >= skip when collecting.
+ * Returns the number of events; a corrupt event ends the walk. */
+static size_t walk_packet(const char *pkt, const struct fdr__pkt *hdr, uint64_t bytes,
+                          size_t skip, int collect)
 {
-    const struct fdr__pkt *h = (const struct fdr__pkt *)pkt;
-    const char *p = pkt + sizeof *h, *end = pkt + bytes;
+    struct fdr__iter it;
+    struct fdr__event ev;
     size_t i = 0;
-    while (end - p >= FDR__EVENT_HEADER_SIZE) {
-        uint16_t id;
-        uint64_t ts;
-        memcpy(&id, p, 2);
-        memcpy(&ts, p + 2, 8);
-        const struct fdr__class *c = fdr__class_get(id);
-        if (!c)
-            break; /* corrupt: stop here */
-        const char *pl = p + FDR__EVENT_HEADER_SIZE;
-        size_t left = (size_t)(end - pl);
-        size_t sz = fdr__payload_size(c, pl, left);
-        if (sz == 0 && c->nfields > 0)
-            break;
-        if (collect && i >= skip && n_entries < MAX_ENTRIES) {
-            struct entry *e = &entries[n_entries++];
-            e->ts = ts;
-            e->payload = pl;
-            e->len = (uint32_t)sz;
-            e->tid = h->tid;
-            e->id = id;
-            e->thread_name = h->thread_name;
-        }
-        p = pl + sz;
-        i++;
-    }
+    fdr__iter_init(&it, pkt, bytes, &classes);
+    for (; fdr__iter_next(&it, &ev) > 0; i++)
+        if (collect && i >= skip && n_entries < MAX_ENTRIES)
+            entries[n_entries++] = (struct entry){ev.ts,    ev.payload, (uint32_t)ev.len,
+                                                  hdr->tid, ev.id,      hdr->thread_name};
     return i;
 }
 
@@ -195,33 +179,34 @@ static size_t walk_packet(const char *pkt, uint64_t bytes, size_t skip, int coll
  * or NULL). */
 static void collect_buffer(struct fdr__buf *b, const char *pos, size_t want)
 {
+    const struct fdr__ring_geom *g = &b->geom;
     const struct fdr__buf_hdr *h = b->hdr;
+    skips.rings += fdr__ring_check(h, g) < 0;
     uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
     /* Newest first: the open packet (sequence `produced`), then closed ones
      * as long as their slot still holds them. */
     uint64_t oldest =
-        produced >= h->n_packets ? produced - h->n_packets + (pos ? 1 : 0) : 0;
+        produced >= g->n_packets ? produced - g->n_packets + (pos ? 1 : 0) : 0;
+    static struct fdr__pkt hdrs[64];
     const char *slots[64];
-    uint64_t sizes[64];
     size_t counts[64], ns = 0;
     size_t have = 0;
     for (uint64_t seq = produced + (pos ? 1 : 0);
          seq-- > oldest && have < want && ns < 64;) {
-        const char *pkt = fdr__buf_slot(h, seq);
-        const struct fdr__pkt *ph = (const struct fdr__pkt *)pkt;
-        uint64_t bytes;
+        const char *pkt = fdr__ring_slot(h, g, seq);
+        struct fdr__pkt open;
+        const void *from = pkt;
         if (seq == produced) {
-            bytes = (uint64_t)(pos - pkt);
-        } else {
-            if (ph->magic != FDR__CTF_MAGIC || ph->seq != seq || ph->content_size % 8)
-                break;
-            bytes = ph->content_size / 8;
+            memcpy(&open, pkt, sizeof open);
+            open.content_size = (uint64_t)(pos - pkt) * 8;
+            from = &open;
         }
-        if (bytes < sizeof *ph || bytes > h->packet_size)
+        if (fdr__pkt_check(from, g, seq, &hdrs[ns]) < 0) {
+            skips.packets++;
             break;
-        size_t k = walk_packet(pkt, bytes, 0, 0);
+        }
+        size_t k = walk_packet(pkt, &hdrs[ns], hdrs[ns].content_size / 8, 0, 0);
         slots[ns] = pkt;
-        sizes[ns] = bytes;
         counts[ns++] = k;
         have += k;
     }
@@ -230,7 +215,7 @@ static void collect_buffer(struct fdr__buf *b, const char *pos, size_t want)
     while (ns-- > 0) {
         size_t skip = excess < counts[ns] ? excess : counts[ns];
         excess -= skip;
-        walk_packet(slots[ns], sizes[ns], skip, 1);
+        walk_packet(slots[ns], &hdrs[ns], hdrs[ns].content_size / 8, skip, 1);
     }
 }
 
@@ -249,35 +234,32 @@ static void sort_entries(void)
 
 static void print_entry(const struct entry *e)
 {
-    const struct fdr__class *c = fdr__class_get(e->id);
+    const struct fdr__class *c = fdr__classes_get(&classes, e->id);
     if (!c)
         return;
-    size_t n = 0;
+    struct fdr__line_info li = {fdr__clock_to_ns_since_start(e->ts), e->tid,
+                                e->thread_name};
     memcpy(line, "fdr: ", 5);
-    n = 5;
-    n += fdr__fmt_seconds(line + n, fdr__clock_to_ns_since_start(e->ts));
-    line[n++] = ' ';
-    line[n++] = '[';
-    n += fdr__fmt_u64(line + n, e->tid, 10, 0);
-    size_t tl = strnlen(e->thread_name, 16);
-    if (tl) {
-        line[n++] = ' ';
-        memcpy(line + n, e->thread_name, tl);
-        n += tl;
-    }
-    line[n++] = ']';
-    line[n++] = ' ';
-    const char *p = fdr__str(c->provider), *ev = fdr__str(c->event);
-    size_t pl = strnlen(p, 256), el = strnlen(ev, 256);
-    memcpy(line + n, p, pl);
-    n += pl;
-    line[n++] = ':';
-    memcpy(line + n, ev, el);
-    n += el;
-    line[n++] = ' ';
-    n += fdr__format_payload(line + n, sizeof line - n - 1, c, e->payload, e->len);
-    line[n++] = '\n';
-    out(line, n);
+    size_t n =
+        fdr__format_line(line + 5, sizeof line - 5, &classes, c, &li, e->payload, e->len);
+    out(line, 5 + n);
+}
+
+/* "fdr: <who> skipped N corrupt packets and M corrupt ring headers". */
+static void out_skips(const char *who, const struct fdr__skips *sk)
+{
+    if (!sk->rings && !sk->packets)
+        return;
+    char num[24];
+    outs("fdr: ");
+    outs(who);
+    outs(" skipped ");
+    num[fdr__fmt_u64(num, sk->packets, 10, 0)] = 0;
+    outs(num);
+    outs(" corrupt packets and ");
+    num[fdr__fmt_u64(num, sk->rings, 10, 0)] = 0;
+    outs(num);
+    outs(" corrupt ring headers\n");
 }
 
 /* ---- the handler ------------------------------------------------------------ */
@@ -343,7 +325,7 @@ static void banner(int sig, const siginfo_t *si, pid_t me)
     add(head, cap, &n, " in thread ");
     add_u64(head, cap, &n, (uint64_t)me, 10);
     add(head, cap, &n, "; last ");
-    add_u64(head, cap, &n, crash_events, 10);
+    add_u64(head, cap, &n, fdr__cfg.crash_events, 10);
     add(head, cap, &n, " events per thread (FDR_CRASH_EVENTS):\n");
     out(head, n);
 }
@@ -363,8 +345,10 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
     if (fdr__section_quiesce_unlocked(self, 200000000u) < 0)
         outs("fdr: some threads did not stop; their last events may be missing\n");
 
+    fdr__registry_classes(&classes);
+    skips = (struct fdr__skips){0, 0};
     uint32_t nb = fdr__buf_count();
-    size_t per = crash_events;
+    size_t per = fdr__cfg.crash_events;
     if (nb && per * nb > MAX_ENTRIES)
         per = MAX_ENTRIES / nb;
     n_entries = 0;
@@ -373,14 +357,10 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
         if (!bf)
             continue;
         const char *pos = NULL;
+        uint64_t produced = __atomic_load_n(&bf->hdr->produced, __ATOMIC_ACQUIRE);
         for (const struct fdr__writer *w = fdr__writers; w; w = w->next)
-            if (w->buf == bf && w->pkt) {
-                pos = __atomic_load_n(&w->self->pos, __ATOMIC_RELAXED);
-                if ((const char *)w->pkt != fdr__buf_slot(bf->hdr, bf->hdr->produced) ||
-                    pos < (const char *)(w->pkt + 1) ||
-                    pos > (const char *)w->pkt + bf->hdr->packet_size)
-                    pos = NULL;
-            }
+            if (w->buf == bf && w->pkt)
+                pos = fdr__open_end(bf, w, produced);
         collect_buffer(bf, pos, per);
     }
     sort_entries();
@@ -388,28 +368,31 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
         print_entry(&entries[i]);
     if (n_entries == 0)
         outs("fdr: (no events recorded)\n");
+    out_skips("crash dump", &skips);
     outs("fdr: end of last events\n");
-    if (!crash_dir[0])
+    if (!fdr__cfg.crash_dir[0])
         outs("fdr: set FDR_CRASH_DIR=DIR to keep every recorded event of a crash as a "
              "CTF trace\n");
 
-    if (crash_dir[0]) {
+    if (fdr__cfg.crash_dir[0]) {
         /* FDR_CRASH_DIR is the user's; crash-<pid> in it is fdr's own and
          * may be shared with other users: common/tracedir.h. */
         static char name[32];
         fdr__tracedir_name(name, sizeof name, "crash", (unsigned long)fdr__pid);
-        int top = fdr__tracedir_open_top(crash_dir), r = top;
+        int top = fdr__tracedir_open_top(fdr__cfg.crash_dir), r = top;
         if (top >= 0) {
             int d = r = fdr__tracedir_make(top, name);
             close(top);
             if (d >= 0) {
-                r = fdr__snapshot_write_live(d);
+                skips = (struct fdr__skips){0, 0};
+                r = fdr__snapshot_write_live(d, &skips);
+                out_skips("crash snapshot", &skips);
                 close(d);
             }
         }
         outs(r == 0 ? "fdr: crash snapshot (CTF) in "
                     : "fdr: could not write the crash snapshot in ");
-        outs(crash_dir);
+        outs(fdr__cfg.crash_dir);
         outs("/");
         outs(name);
         if (r == -EPERM)
@@ -485,79 +468,19 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
     errno = saved;
 }
 
-/* ---- configuration ------------------------------------------------------------ */
-
-static int parse_signals(const char *s, uint8_t set[NSIG])
-{
-    if (strcasecmp(s, "none") == 0)
-        return 0;
-    int n = 0;
-    while (*s) {
-        size_t len = strcspn(s, ", ");
-        if (len) {
-            int sig = fdr__signal_parse(s, len);
-            if (sig < 0 || sig == SIGKILL || sig == SIGSTOP)
-                return -EINVAL;
-            set[sig] = 1;
-            n++;
-        }
-        s += len;
-        s += strspn(s, ", ");
-    }
-    return n;
-}
+/* ---- installation ------------------------------------------------------------ */
 
 void fdr__crash_init(void)
 {
-    const char *on = getenv("FDR_CRASH");
-    if (on && *on) {
-        if (!strcmp(on, "0") || !strcmp(on, "off") || !strcmp(on, "no") ||
-            !strcmp(on, "false"))
-            return;
-        if (strcmp(on, "1") && strcmp(on, "on") && strcmp(on, "yes") &&
-            strcmp(on, "true"))
-            fdr__warn(
-                "FDR_CRASH=\"%s\" is not valid (0/off or 1/on); crash dumps stay on", on);
-    }
-    uint8_t set[NSIG] = {0};
-    const char *sigs = getenv("FDR_CRASH_SIGNALS");
-    const char *def = "SEGV,BUS,ILL,FPE,ABRT";
-    if (!sigs || !*sigs)
-        sigs = def;
-    int n = parse_signals(sigs, set);
-    if (n < 0) {
-        fdr__warn("FDR_CRASH_SIGNALS=\"%s\" is not valid (a list such as %s, or none); "
-                  "using %s",
-                  sigs, def, def);
-        memset(set, 0, sizeof set);
-        n = parse_signals(def, set);
-    }
-    if (n == 0)
+    if (!fdr__cfg.crash_on)
         return;
-    const char *ev = getenv("FDR_CRASH_EVENTS");
-    if (ev && *ev) {
-        char *end;
-        long v = strtol(ev, &end, 10);
-        if (*end || v < 1 || v > MAX_EVENTS_PER_THREAD)
-            fdr__warn("FDR_CRASH_EVENTS=\"%s\" is not valid (1 to %d); using %u", ev,
-                      MAX_EVENTS_PER_THREAD, crash_events);
-        else
-            crash_events = (unsigned)v;
-    }
-    const char *dir = getenv("FDR_CRASH_DIR");
-    if (dir && *dir) {
-        if (strlen(dir) >= sizeof crash_dir - 32)
-            fdr__warn("FDR_CRASH_DIR is too long; no crash snapshot");
-        else
-            strcpy(crash_dir, dir);
-    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = crash_handler;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     for (int sig = 1; sig < NSIG; sig++)
-        if (set[sig] && sigaction(sig, &sa, &crash_old[sig]) == 0)
+        if (fdr__cfg.crash_signals[sig] && sigaction(sig, &sa, &crash_old[sig]) == 0)
             crash_sig[sig] = 1;
     crash_on = 1;
 }

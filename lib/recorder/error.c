@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /* error.c - names of error codes (fdr/error.h). */
 #include <string.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
 
 const char *fdr_strerror(int err)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* init.c - starting and stopping the library, flush, fork.
  *
  * fdr__init() runs once, on the first call into the library (usually from
@@ -20,6 +21,7 @@
  * (With the daemon, the child will get new buffers from it.) */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
+#include "recorder/buffer.h"
+#include "recorder/clock.h"
+#include "recorder/config.h"
+#include "recorder/consumer.h"
+#include "recorder/control.h"
+#include "recorder/flight.h"
+#include "recorder/init.h"
+#include "recorder/print.h"
+#include "recorder/registry.h"
+#include "recorder/section.h"
+#include "recorder/writer.h"
 
 int fdr__initialized;
 pid_t fdr__pid;
@@ -79,9 +92,11 @@ static int flush_all(int final)
         /* Only the newest n-1 complete packets of each ring are whole, and
          * writers must stay paused while they are written out. */
         for (uint32_t i = 0; i < fdr__buf_count(); i++) {
-            struct fdr__buf_hdr *h = fdr__buf_at(i)->hdr;
-            if (h->produced - h->consumed > h->n_packets - 1)
-                h->consumed = h->produced - (h->n_packets - 1);
+            struct fdr__buf *b = fdr__buf_at(i);
+            struct fdr__buf_hdr *h = b->hdr;
+            uint32_t keep = b->geom.n_packets - 1; /* not h's: it may be scribbled */
+            if (h->produced - h->consumed > keep)
+                h->consumed = h->produced - keep;
         }
         r = fdr__consumer_drain(1);
     }

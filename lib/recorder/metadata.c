@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* metadata.c - the CTF 1.8 metadata (TSDL) of a trace.
  *
  * One text file, `metadata`, describes everything a reader needs to decode
@@ -27,7 +28,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
+#include "common/format.h"
+#include "recorder/buffer.h"
+#include "recorder/clock.h"
+#include "recorder/init.h"
+#include "recorder/metadata.h"
+#include "recorder/registry.h"
 #include "common/tracedir.h"
 
 /* The TSDL of a field of type t; integers end in "base = 16; }" or

@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* print.c - live text tracing: events printed as they are recorded.
  *
  * An event whose site has the FDR__S_PRINT state (FDR_TRACES,
  * fdr_trace_set) is formatted at commit, by the thread that recorded it,
- * into one line:
+ * into one line (lib/common/format.c, fdr__format_line: the same code
+ * prints the crash dump and any reader's lines):
  *
  *     <seconds since start> [<tid>] <provider>:<event> <message>
  *     0.000123456 [4242] net:rx len=60 proto=6 dev=eth0
@@ -17,7 +19,7 @@
  * Printing is independent of recording: a printed event that is not
  * recorded is built in a per-thread scratch area (writer.c) and never
  * reaches the ring. This is the slow path by design: formatting and a
- * system call per event (see the cost measured in tests/test-live.py's
+ * system call per event (see the cost measured in tests/recorder/test-live.py's
  * comment). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +27,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "common/format.h"
+#include "common/io.h"
+#include "recorder/clock.h"
+#include "recorder/config.h"
+#include "recorder/init.h"
+#include "recorder/print.h"
+#include "recorder/registry.h"
+#include "recorder/writer.h"
 
 int fdr__print_fd = 2;
 
@@ -41,50 +50,19 @@ void fdr__print_open(void)
         fdr__print_fd = fd;
 }
 
-/* Builds "<sec>.<ns9> [tid] " at out; returns its length. */
-static size_t line_prefix(char *out, uint64_t ts)
-{
-    size_t n = fdr__fmt_seconds(out, fdr__clock_to_ns_since_start(ts));
-    out[n++] = ' ';
-    out[n++] = '[';
-    /* The writer caches the tid: no gettid system call per line. */
-    const struct fdr__writer *w = fdr__self.writer;
-    n += fdr__fmt_u64(out + n, (uint64_t)(w ? w->tid : fdr__gettid()), 10, 0);
-    out[n++] = ']';
-    out[n++] = ' ';
-    return n;
-}
-
-size_t fdr__format_line(char *line, size_t cap, const struct fdr__class *c,
-                        const char *payload, size_t len, uint64_t ts)
-{
-    size_t n = line_prefix(line, ts);
-    const char *p = fdr__str(c->provider), *e = fdr__str(c->event);
-    size_t pl = strlen(p), el = strlen(e);
-    if (n + pl + el + 3 < cap) {
-        memcpy(line + n, p, pl);
-        n += pl;
-        line[n++] = ':';
-        memcpy(line + n, e, el);
-        n += el;
-        line[n++] = ' ';
-    }
-    size_t m = fdr__format_payload(line + n, cap - n - 1, c, payload, len);
-    if (m == 0 && n > 0 && line[n - 1] == ' ')
-        n--; /* no message: the line ends with the name */
-    n += m;
-    line[n++] = '\n';
-    return n;
-}
-
 void fdr__print_event(const struct fdr__site *s, const char *payload, size_t len,
                       uint64_t ts)
 {
-    const struct fdr__class *c = fdr__class_get(s->id);
+    struct fdr__classes t;
+    fdr__registry_classes(&t);
+    const struct fdr__class *c = fdr__classes_get(&t, s->id);
     if (!c)
         return;
+    /* The writer caches the tid: no gettid system call per line. */
+    const struct fdr__writer *w = fdr__self.writer;
+    struct fdr__line_info li = {fdr__clock_to_ns_since_start(ts),
+                                (uint32_t)(w ? w->tid : fdr__gettid()), NULL};
     char line[8192];
-    size_t n = fdr__format_line(line, sizeof line, c, payload, len, ts);
-    while (write(fdr__print_fd, line, n) < 0 && errno == EINTR)
-        ;
+    size_t n = fdr__format_line(line, sizeof line, &t, c, &li, payload, len);
+    fdr__write_full(fdr__print_fd, line, n);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* provider.c - explicit providers and generic raw events (fdr/provider.h).
  *
  * The design is LTT's user-space "facility": a provider is registered with
@@ -35,19 +36,21 @@
  * record's fields are seen complete) and the per-slot caches likewise. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
+#include "common/format.h"
+#include "common/provider.h"
+#include "recorder/config.h"
+#include "recorder/init.h"
+#include "recorder/registry.h"
+#include "recorder/writer.h"
 
 struct fdr_provider {
     uint32_t refs; /* 0: free slot; atomic */
-    uint32_t size; /* desc->size */
-    uint32_t nevents;
-    uint32_t checksum;
-    uint32_t alignment;
-    uint32_t sizeof_int, sizeof_long, sizeof_pointer, sizeof_size_t;
-    char name[FDR_PROVIDER_NAME_MAX + 1];
+    struct fdr__provider_id id;
 };
 
 #define TABLE_MAGIC 0x46445250u /* "FDRP" */
@@ -156,29 +159,6 @@ static int check_desc(const fdr_provider_desc_t *d)
     return 0;
 }
 
-/* Names the first field where r and d differ, or NULL when they are the
- * same provider. */
-static const char *differs(const struct fdr_provider *r, const fdr_provider_desc_t *d,
-                           uint32_t *was, uint32_t *now)
-{
-#define FDR__SAME(field, value)                                                          \
-    if (r->field != (value)) {                                                           \
-        *was = r->field;                                                                 \
-        *now = (uint32_t)(value);                                                        \
-        return #field;                                                                   \
-    }
-    FDR__SAME(size, d->size)
-    FDR__SAME(nevents, d->nevents)
-    FDR__SAME(checksum, d->checksum)
-    FDR__SAME(alignment, d->alignment)
-    FDR__SAME(sizeof_int, d->sizeof_int)
-    FDR__SAME(sizeof_long, d->sizeof_long)
-    FDR__SAME(sizeof_pointer, d->sizeof_pointer)
-    FDR__SAME(sizeof_size_t, d->sizeof_size_t)
-#undef FDR__SAME
-    return NULL;
-}
-
 int fdr_provider_register(const fdr_provider_desc_t *desc, fdr_provider_t **out)
 {
     if (!desc || !out) {
@@ -188,6 +168,8 @@ int fdr_provider_register(const fdr_provider_desc_t *desc, fdr_provider_t **out)
     int r = check_desc(desc);
     if (r < 0)
         return r;
+    struct fdr__provider_id want;
+    fdr__provider_id_set(&want, desc);
     pthread_mutex_lock(&lock);
     int free_slot = -1;
     for (uint32_t k = 0; k < FDR_PROVIDER_MAX; k++) {
@@ -198,10 +180,10 @@ int fdr_provider_register(const fdr_provider_desc_t *desc, fdr_provider_t **out)
                 free_slot = (int)i;
             continue;
         }
-        if (strcmp(p->name, desc->name) != 0)
+        if (strcmp(p->id.name, desc->name) != 0)
             continue;
         uint32_t was, now;
-        const char *field = differs(p, desc, &was, &now);
+        const char *field = fdr__provider_id_differs(&p->id, &want, &was, &now);
         if (field) {
             pthread_mutex_unlock(&lock);
             fdr__warn("fdr_provider_register: provider \"%s\" is already registered with "
@@ -234,16 +216,7 @@ int fdr_provider_register(const fdr_provider_desc_t *desc, fdr_provider_t **out)
     }
     c->n = desc->nevents;
     struct fdr_provider *p = &table.rec[free_slot];
-    p->size = (uint32_t)desc->size;
-    p->nevents = desc->nevents;
-    p->checksum = desc->checksum;
-    p->alignment = desc->alignment;
-    p->sizeof_int = desc->sizeof_int;
-    p->sizeof_long = desc->sizeof_long;
-    p->sizeof_pointer = desc->sizeof_pointer;
-    p->sizeof_size_t = desc->sizeof_size_t;
-    memset(p->name, 0, sizeof p->name);
-    memcpy(p->name, desc->name, strlen(desc->name));
+    p->id = want;
     /* Release pairs with the acquire load in fdr_raw_event(). */
     __atomic_store_n(&cache[free_slot], c, __ATOMIC_RELEASE);
     /* Observable: the record is complete; pairs with the acquire load of
@@ -269,8 +242,8 @@ int fdr_provider_unregister(fdr_provider_t *p)
     if (p->refs == 0) {
         c = cache[i];
         __atomic_store_n(&cache[i], (struct site_cache *)NULL, __ATOMIC_RELAXED);
-        memset(p->name, 0, sizeof p->name);
-        __atomic_store_n(&p->nevents, 0, __ATOMIC_RELAXED);
+        memset(p->id.name, 0, sizeof p->id.name);
+        __atomic_store_n(&p->id.nevents, 0, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&lock);
     free(c); /* the sites themselves stay: the registry keeps them */
@@ -283,18 +256,18 @@ static struct fdr__site *site_make(int i, uint32_t id)
 {
     const struct fdr_provider *p = &table.rec[i];
     unsigned h = id;
-    for (const char *c = p->name; *c; c++)
+    for (const char *c = p->id.name; *c; c++)
         h = h * 31 + (unsigned char)*c;
     h %= SITE_HASH;
     struct raw_site *rs = site_hash[h];
-    while (rs && (rs->event_id != id || strcmp(rs->provider, p->name) != 0))
+    while (rs && (rs->event_id != id || strcmp(rs->provider, p->id.name) != 0))
         rs = rs->next;
     if (!rs) {
         rs = calloc(1, sizeof *rs);
         if (!rs)
             return NULL;
         rs->event_id = id;
-        memcpy(rs->provider, p->name, sizeof rs->provider);
+        memcpy(rs->provider, p->id.name, sizeof rs->provider);
         memcpy(rs->event, "event_", 6);
         fdr__fmt_u64(rs->event + 6, id, 10, 0);
         rs->site.state = FDR__S_NEW;
@@ -327,7 +300,7 @@ int fdr_raw_event(fdr_provider_t *p, unsigned event_id, const void *data, size_t
     /* Acquire pairs with the release store of refs at registration. */
     if (i < 0 || __atomic_load_n(&p->refs, __ATOMIC_ACQUIRE) == 0)
         return -EINVAL;
-    if (event_id >= __atomic_load_n(&p->nevents, __ATOMIC_RELAXED) || (!data && size))
+    if (event_id >= __atomic_load_n(&p->id.nevents, __ATOMIC_RELAXED) || (!data && size))
         return -EINVAL;
     if (size > fdr_raw_event_max())
         return -E2BIG;

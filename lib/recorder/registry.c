@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* registry.c - event classes, call sites and their on/off state.
  *
  * An event class is what a trace reader needs to decode an event: id,
@@ -20,13 +21,19 @@
  * at its next event. All of this happens under one mutex, never on the fast
  * path. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
 #include <sys/mman.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
+#include "common/format.h"
 #include "common/pattern.h"
+#include "recorder/config.h"
+#include "recorder/control.h"
+#include "recorder/init.h"
+#include "recorder/registry.h"
 
 #define POOL_SIZE (16u << 20)
 
@@ -104,16 +111,32 @@ void fdr__registry_fork_child(void)
     reg = p;
 }
 
+/* The pool is mapped zeroed, so every offset below POOL_SIZE starts a
+ * NUL-terminated string; classes are published by the release store of
+ * n_classes (register_class), which the acquire load here pairs with. */
+void fdr__registry_classes(struct fdr__classes *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!reg)
+        return;
+    out->classes = reg->classes;
+    out->n = __atomic_load_n(&reg->n_classes, __ATOMIC_ACQUIRE);
+    out->pool = reg->pool;
+    out->pool_size = POOL_SIZE;
+}
+
 const char *fdr__str(uint32_t off)
 {
-    return reg && off < POOL_SIZE ? reg->pool + off : "";
+    struct fdr__classes t;
+    fdr__registry_classes(&t);
+    return fdr__classes_str(&t, off);
 }
 
 const struct fdr__class *fdr__class_get(uint16_t id)
 {
-    if (!reg || id == 0 || id > __atomic_load_n(&reg->n_classes, __ATOMIC_ACQUIRE))
-        return NULL;
-    return &reg->classes[id - 1];
+    struct fdr__classes t;
+    fdr__registry_classes(&t);
+    return fdr__classes_get(&t, id);
 }
 
 uint32_t fdr__class_count(void)

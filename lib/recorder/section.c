@@ -52,6 +52,9 @@
  * by the caller throughout, so threads neither appear nor vanish. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <pthread.h>
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <signal.h>
@@ -61,7 +64,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
+#include "recorder/config.h"
+#include "recorder/init.h"
+#include "recorder/section.h"
+#include "recorder/writer.h"
 
 enum { BARRIER_SIGNAL = -1 };
 
@@ -69,6 +76,8 @@ static int barrier_cmd;        /* membarrier command, or BARRIER_SIGNAL */
 static int barrier_sig;        /* the signal of the fallback */
 static uint32_t barrier_round; /* incremented per signal barrier */
 int fdr__section_no_barrier;   /* test hook: skip the barrier (must fail) */
+uint64_t fdr__section_barrier_retries;
+static uint32_t wait_round; /* wait_out's pass number */
 
 #define SIGNAL_TIMEOUT_NS 1000000000ull
 
@@ -112,13 +121,7 @@ static int install_signal_barrier(void)
 
 void fdr__section_init(void)
 {
-    const char *force = getenv("FDR_SECTION_BARRIER");
-    int want_signal = force && strcmp(force, "signal") == 0;
-    if (force && *force && !want_signal && strcmp(force, "auto") != 0 &&
-        strcmp(force, "membarrier") != 0)
-        fdr__warn("FDR_SECTION_BARRIER=\"%s\" is not valid (auto, membarrier or signal); "
-                  "using auto",
-                  force);
+    int want_signal = fdr__cfg.barrier == FDR__BARRIER_SIGNAL;
     long mask = want_signal ? -1 : membarrier(MEMBARRIER_CMD_QUERY, 0);
     if (mask > 0 && (mask & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
         membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0)
@@ -131,7 +134,31 @@ void fdr__section_init(void)
         barrier_cmd = 0; /* cannot happen on Linux; quiesce then fails */
 }
 
-/* The fallback: every writer but the caller runs barrier_handler. */
+/* 1 when thread tid blocks sig (it can never answer), from the SigBlk line
+ * of /proc/self/task/<tid>/status; 0 when it does not or it is unknown. */
+static int blocks_signal(pid_t tid, int sig)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *l = strstr(buf, "SigBlk:");
+    if (!l)
+        return 0;
+    unsigned long long mask = strtoull(l + 7, NULL, 16);
+    return (int)((mask >> (sig - 1)) & 1);
+}
+
+/* The fallback: every writer but the caller runs barrier_handler. With
+ * timeout_ns (the crash handler) it gives up after that long; without
+ * (0: snapshot, flush), it waits as long as a writer may still answer, and
+ * fails only for a writer that blocks the signal, which never will. */
 static int signal_barrier(const struct fdr__writer *self, uint64_t timeout_ns)
 {
     /* Seq_cst: ordered after the caller's stores of `enabled`; pairs with
@@ -141,7 +168,8 @@ static int signal_barrier(const struct fdr__writer *self, uint64_t timeout_ns)
     for (struct fdr__writer *w = fdr__writers; w; w = w->next)
         if (w != self && syscall(SYS_tgkill, pid, w->tid, barrier_sig) < 0)
             __atomic_store_n(&w->barrier_ack, round, __ATOMIC_RELAXED); /* gone */
-    uint64_t deadline = mono_ns() + timeout_ns;
+    uint64_t period = timeout_ns ? timeout_ns : SIGNAL_TIMEOUT_NS;
+    uint64_t deadline = mono_ns() + period;
     for (struct fdr__writer *w = fdr__writers; w; w = w->next) {
         if (w == self)
             continue;
@@ -151,8 +179,13 @@ static int signal_barrier(const struct fdr__writer *self, uint64_t timeout_ns)
             if (++spins < 64)
                 continue;
             sched_yield();
-            if (mono_ns() > deadline)
+            if (mono_ns() <= deadline)
+                continue;
+            if (timeout_ns || blocks_signal(w->tid, barrier_sig))
                 return -ETIMEDOUT;
+            /* Only slow (preempted, a busy machine): wait on. */
+            __atomic_add_fetch(&fdr__section_barrier_retries, 1, __ATOMIC_RELAXED);
+            deadline = mono_ns() + period;
         }
     }
     return 0;
@@ -171,21 +204,38 @@ static int barrier(const struct fdr__writer *self, uint64_t timeout_ns)
 
 int fdr__section_barrier(void)
 {
-    return barrier(fdr__self.writer, SIGNAL_TIMEOUT_NS);
+    return barrier(fdr__self.writer, 0);
 }
 
-static int wait_out(const struct fdr__writer *w, uint64_t deadline)
+/* Waits until every writer but self has been seen outside its tracing
+ * section once since the barrier (a section it enters afterwards sees the
+ * stop and leaves without touching its buffer). All writers are watched at
+ * once: one that is seen out is done, and only those still inside are
+ * waited for, so that preempted writers are waited for together, not one
+ * after the other. 0, or -ETIMEDOUT at deadline (0: none). */
+static int wait_out(const struct fdr__writer *self, uint64_t deadline)
 {
+    uint32_t round = __atomic_add_fetch(&wait_round, 1, __ATOMIC_RELAXED);
     unsigned spins = 0;
-    /* Acquire pairs with the release store of in_section in fdr__commit:
-     * the writer's last event is complete in memory. */
-    while (__atomic_load_n(&w->self->in_section, __ATOMIC_ACQUIRE)) {
+    for (;;) {
+        unsigned inside = 0;
+        for (struct fdr__writer *w = fdr__writers; w; w = w->next) {
+            if (w == self || __atomic_load_n(&w->out_seen, __ATOMIC_RELAXED) == round)
+                continue;
+            /* Acquire pairs with the release store of in_section in
+             * fdr__commit: the writer's last event is complete in memory. */
+            if (__atomic_load_n(&w->self->in_section, __ATOMIC_ACQUIRE))
+                inside++;
+            else
+                __atomic_store_n(&w->out_seen, round, __ATOMIC_RELAXED);
+        }
+        if (!inside)
+            return 0;
         if (++spins > 64)
             sched_yield();
-        if (deadline && (spins & 255) == 0 && mono_ns() > deadline)
+        if (deadline && (spins & 63) == 0 && mono_ns() > deadline)
             return -ETIMEDOUT;
     }
-    return 0;
 }
 
 /* Stores a thread's `enabled` and, unless it is 1, pulls its `end` down,
@@ -215,21 +265,16 @@ int fdr__section_quiesce(void)
         fdr__section_resume();
         return r;
     }
-    const struct fdr__writer *self = fdr__self.writer;
-    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
-        if (w != self) /* the caller is between events, not inside one */
-            wait_out(w, 0);
-    return 0;
+    /* the caller is between events, not inside one */
+    return wait_out(fdr__self.writer, 0);
 }
 
 int fdr__section_quiesce_unlocked(const struct fdr__writer *self, uint64_t timeout_ns)
 {
     stop_all();
     int r = barrier(self, timeout_ns);
-    uint64_t deadline = mono_ns() + timeout_ns;
-    for (struct fdr__writer *w = fdr__writers; w && r == 0; w = w->next)
-        if (w != self)
-            r = wait_out(w, deadline);
+    if (r == 0)
+        r = wait_out(self, mono_ns() + timeout_ns);
     return r;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* snapshot.c - the rings in memory as a CTF trace on disk, on request.
  *
  * fdr_snapshot(dir) writes the newest events of every thread: for each
@@ -39,6 +40,7 @@
  * through a futex; the helper takes the snapshot. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -49,7 +51,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
+#include "common/format.h"
+#include "common/signal.h"
+#include "common/validate.h"
+#include "recorder/buffer.h"
+#include "recorder/clock.h"
+#include "recorder/config.h"
+#include "recorder/consumer.h"
+#include "recorder/flight.h"
+#include "recorder/init.h"
+#include "recorder/metadata.h"
+#include "recorder/section.h"
+#include "recorder/writer.h"
 #include "common/tracedir.h"
 
 /* What to write of one buffer. */
@@ -60,60 +74,71 @@ struct plan {
     struct fdr__pkt partial_hdr;
     uint32_t partial_bytes; /* content, header included */
     char *copy;             /* fdr_snapshot: count+partial packets; NULL: live */
+    int bad_ring;           /* the ring header does not match the buffer */
+    uint64_t skipped;       /* packets not written: their header is not valid */
 };
 
 /* ---- planning (writers stopped) ------------------------------------------- */
 
-static int packet_ok(const struct fdr__pkt *p, const struct fdr__buf_hdr *h, uint64_t seq)
+const char *fdr__open_end(const struct fdr__buf *b, const struct fdr__writer *w,
+                          uint64_t produced)
 {
-    return p->magic == FDR__CTF_MAGIC && p->seq == seq &&
-           p->stream_instance_id == h->index && p->content_size % 8 == 0 &&
-           p->content_size / 8 >= sizeof *p && p->content_size / 8 <= h->packet_size;
+    if (!w || w->buf != b || !w->pkt)
+        return NULL;
+    const char *p = (const char *)w->pkt;
+    const char *pos = __atomic_load_n(&w->self->pos, __ATOMIC_RELAXED);
+    if (p != fdr__ring_slot(b->hdr, &b->geom, produced) ||
+        pos < p + sizeof(struct fdr__pkt) || pos > p + b->geom.packet_size)
+        return NULL;
+    return pos;
 }
 
 static void plan_buffer(struct plan *pl, struct fdr__buf *b, uint64_t now)
 {
     struct fdr__buf_hdr *h = b->hdr;
+    const struct fdr__ring_geom *g = &b->geom;
     memset(pl, 0, sizeof *pl);
     pl->buf = b;
+    pl->bad_ring = fdr__ring_check(h, g) < 0;
     /* Acquire pairs with the release in fdr__writer_close_packet. */
     uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
     const struct fdr__writer *owner = NULL;
     for (const struct fdr__writer *w = fdr__writers; w; w = w->next)
         if (w->buf == b && w->pkt)
             owner = w;
-    uint64_t keep = h->n_packets - (owner ? 1 : 0);
+    uint64_t keep = g->n_packets - (owner ? 1 : 0);
     pl->first = produced > keep ? produced - keep : 0;
     pl->count = produced - pl->first;
-    if (!owner)
+    const char *pos = fdr__open_end(b, owner, produced);
+    if (!pos || pos == (const char *)(owner->pkt + 1))
+        return; /* none, empty, or not what it should be */
+    struct fdr__pkt open;
+    memcpy(&open, owner->pkt, sizeof open);
+    open.content_size = (uint64_t)(pos - (const char *)owner->pkt) * 8;
+    open.ts_end = now > open.ts_begin ? now : open.ts_begin;
+    open.discarded = h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
+    if (fdr__pkt_check(&open, g, produced, &pl->partial_hdr) < 0) {
+        pl->skipped++;
         return;
-    const struct fdr__pkt *p = owner->pkt;
-    const char *pos = __atomic_load_n(&owner->self->pos, __ATOMIC_RELAXED);
-    if ((const char *)p != fdr__buf_slot(h, produced) || pos <= (const char *)(p + 1) ||
-        pos > (const char *)p + h->packet_size)
-        return; /* empty, or not what it should be */
+    }
     pl->partial = 1;
-    memcpy(&pl->partial_hdr, p, sizeof *p);
-    pl->partial_bytes = (uint32_t)(pos - (const char *)p);
-    pl->partial_hdr.content_size = (uint64_t)pl->partial_bytes * 8;
-    pl->partial_hdr.ts_end = now > p->ts_begin ? now : p->ts_begin;
-    pl->partial_hdr.discarded =
-        h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
+    pl->partial_bytes = (uint32_t)(open.content_size / 8);
 }
 
 static const char *plan_packet(const struct plan *pl, uint64_t k)
 {
-    const struct fdr__buf_hdr *h = pl->buf->hdr;
+    const struct fdr__buf *b = pl->buf;
     if (pl->copy)
-        return pl->copy + k * h->packet_size;
-    return fdr__buf_slot(h, pl->first + k);
+        return pl->copy + k * b->geom.packet_size;
+    return fdr__ring_slot(b->hdr, &b->geom, pl->first + k);
 }
 
 /* ---- writing ----------------------------------------------------------------- */
 
-static int write_stream(int dir_fd, const struct plan *pl)
+/* Writes the stream file of one plan; counts what it skips in pl. */
+static int write_stream(int dir_fd, struct plan *pl)
 {
-    const struct fdr__buf_hdr *h = pl->buf->hdr;
+    const struct fdr__ring_geom *g = &pl->buf->geom;
     if (pl->count == 0 && !pl->partial)
         return 0;
     char name[32] = "stream_";
@@ -126,14 +151,15 @@ static int write_stream(int dir_fd, const struct plan *pl)
     for (uint64_t k = 0; k <= pl->count && r == 0; k++) {
         struct fdr__pkt hdr;
         const char *pkt = plan_packet(pl, k);
-        if (k < pl->count)
-            memcpy(&hdr, pkt, sizeof hdr);
-        else if (pl->partial)
+        if (k < pl->count) {
+            if (fdr__pkt_check(pkt, g, pl->first + k, &hdr) < 0) {
+                pl->skipped++;
+                continue;
+            }
+        } else if (pl->partial)
             hdr = pl->partial_hdr;
         else
             break;
-        if (!packet_ok(&hdr, h, pl->first + k))
-            continue;
         if (!anchored && hdr.seq > 0) {
             /* See "Gaps" in the file comment. */
             struct fdr__pkt anchor = hdr;
@@ -145,18 +171,18 @@ static int write_stream(int dir_fd, const struct plan *pl)
             anchor.ts_end = anchor.ts_begin;
             anchor.discarded = 0;
             anchor.content_size = sizeof anchor * 8;
-            r = fdr__packet_write(fd, &anchor, pkt + sizeof anchor, h->packet_size);
+            r = fdr__packet_write(fd, &anchor, pkt + sizeof anchor);
         }
         anchored = 1;
         if (r == 0)
-            r = fdr__packet_write(fd, &hdr, pkt + sizeof hdr, h->packet_size);
+            r = fdr__packet_write(fd, &hdr, pkt + sizeof hdr);
     }
     if (close(fd) < 0 && r == 0)
         r = -errno;
     return r;
 }
 
-int fdr__snapshot_write_live(int dir_fd)
+int fdr__snapshot_write_live(int dir_fd, struct fdr__skips *sk)
 {
     static char meta_buf[8192]; /* one crash at a time (crash.c) */
     static struct plan pl;
@@ -173,6 +199,8 @@ int fdr__snapshot_write_live(int dir_fd)
         int s = write_stream(dir_fd, &pl);
         if (s < 0 && r == 0)
             r = s;
+        sk->rings += (uint64_t)pl.bad_ring;
+        sk->packets += pl.skipped;
     }
     return r;
 }
@@ -181,8 +209,9 @@ int fdr__snapshot_write_live(int dir_fd)
 
 static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER; /* one at a time */
 
-/* fdr_snapshot into the directory dir_fd (not closed). */
-static int snapshot_at(int dir_fd)
+/* fdr_snapshot into the directory dir_fd (not closed), named dir in
+ * messages. */
+static int snapshot_at(int dir_fd, const char *dir)
 {
     int r;
     pthread_mutex_lock(&snap_lock);
@@ -192,8 +221,8 @@ static int snapshot_at(int dir_fd)
     struct plan *plans = calloc(n ? n : 1, sizeof *plans);
     size_t total = 0;
     for (uint32_t i = 0; i < n; i++) {
-        const struct fdr__buf_hdr *h = fdr__buf_at(i)->hdr;
-        total += (size_t)h->n_packets * h->packet_size;
+        const struct fdr__ring_geom *g = &fdr__buf_at(i)->geom;
+        total += (size_t)g->n_packets * g->packet_size;
     }
     char *copy = total ? malloc(total) : NULL;
     if (!plans || (total && !copy)) {
@@ -211,14 +240,13 @@ static int snapshot_at(int dir_fd)
             struct plan *pl = &plans[i];
             struct fdr__buf *b = fdr__buf_at(i);
             plan_buffer(pl, b, now);
-            size_t ps = b->hdr->packet_size;
+            size_t ps = b->geom.packet_size;
             pl->copy = at;
-            for (uint64_t k = 0; k < pl->count; k++)
-                memcpy(at + k * ps, fdr__buf_slot(b->hdr, pl->first + k), ps);
-            if (pl->partial)
-                memcpy(at + pl->count * ps, fdr__buf_slot(b->hdr, pl->first + pl->count),
-                       pl->partial_bytes);
-            at += (size_t)b->hdr->n_packets * ps;
+            for (uint64_t k = 0; k <= pl->count; k++)
+                if (k < pl->count || pl->partial)
+                    memcpy(at + k * ps, fdr__ring_slot(b->hdr, &b->geom, pl->first + k),
+                           k < pl->count ? ps : pl->partial_bytes);
+            at += (size_t)b->geom.n_packets * ps;
         }
         fdr__section_resume();
     }
@@ -226,11 +254,18 @@ static int snapshot_at(int dir_fd)
     if (r == 0) {
         char meta_buf[8192];
         r = fdr__metadata_write(dir_fd, meta_buf, sizeof meta_buf);
+        struct fdr__skips sk = {0, 0};
         for (uint32_t i = 0; i < n; i++) {
             int s = write_stream(dir_fd, &plans[i]);
             if (s < 0 && r == 0)
                 r = s;
+            sk.rings += (uint64_t)plans[i].bad_ring;
+            sk.packets += plans[i].skipped;
         }
+        if (sk.rings || sk.packets)
+            fdr__warn("snapshot %s: %llu corrupt packets skipped, %llu corrupt ring "
+                      "headers",
+                      dir, (unsigned long long)sk.packets, (unsigned long long)sk.rings);
     }
     pthread_mutex_unlock(&snap_lock);
     free(copy);
@@ -250,7 +285,7 @@ int fdr_snapshot(const char *dir)
     int fd = fdr__tracedir_open_top(dir);
     if (fd < 0)
         return fd;
-    int r = snapshot_at(fd);
+    int r = snapshot_at(fd, dir);
     close(fd);
     return r;
 }
@@ -305,7 +340,7 @@ static void *helper_main(void *arg)
             int d = r = fdr__tracedir_make(top, name);
             close(top);
             if (d >= 0) {
-                r = snapshot_at(d);
+                r = snapshot_at(d, base);
                 close(d);
             }
         }
@@ -378,75 +413,14 @@ int fdr_snapshot_on_signal(int sig, const char *dir)
     return on_signal(sig, dir);
 }
 
-/* ---- environment ----------------------------------------------------------- */
-
-static const struct {
-    const char *name;
-    int sig;
-} sig_names[] = {
-    {"HUP", SIGHUP},     {"INT", SIGINT},   {"QUIT", SIGQUIT},     {"ILL", SIGILL},
-    {"TRAP", SIGTRAP},   {"ABRT", SIGABRT}, {"BUS", SIGBUS},       {"FPE", SIGFPE},
-    {"USR1", SIGUSR1},   {"SEGV", SIGSEGV}, {"USR2", SIGUSR2},     {"PIPE", SIGPIPE},
-    {"ALRM", SIGALRM},   {"TERM", SIGTERM}, {"CHLD", SIGCHLD},     {"CONT", SIGCONT},
-    {"TSTP", SIGTSTP},   {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU},     {"URG", SIGURG},
-    {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ}, {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},
-    {"WINCH", SIGWINCH}, {"IO", SIGIO},     {"PWR", SIGPWR},       {"SYS", SIGSYS},
-};
-
-int fdr__signal_parse(const char *s, size_t len)
-{
-    char buf[32];
-    if (len == 0 || len >= sizeof buf)
-        return -EINVAL;
-    memcpy(buf, s, len);
-    buf[len] = 0;
-    const char *p = buf;
-    if (strncasecmp(p, "SIG", 3) == 0)
-        p += 3;
-    if (*p >= '0' && *p <= '9') {
-        char *end;
-        long v = strtol(p, &end, 10);
-        return *end || v <= 0 || v >= NSIG ? -EINVAL : (int)v;
-    }
-    for (size_t i = 0; i < sizeof sig_names / sizeof sig_names[0]; i++)
-        if (strcasecmp(p, sig_names[i].name) == 0)
-            return sig_names[i].sig;
-    int base = 0, sign = 1;
-    if (strncasecmp(p, "RTMIN", 5) == 0)
-        base = SIGRTMIN;
-    else if (strncasecmp(p, "RTMAX", 5) == 0)
-        base = SIGRTMAX, sign = -1;
-    if (!base)
-        return -EINVAL;
-    p += 5;
-    if (!*p)
-        return base;
-    if (*p != (sign > 0 ? '+' : '-'))
-        return -EINVAL;
-    char *end;
-    long v = strtol(p + 1, &end, 10);
-    if (*end || end == p + 1 || v < 0 || v > SIGRTMAX - SIGRTMIN)
-        return -EINVAL;
-    return base + sign * (int)v;
-}
+/* ---- from the environment (config.c) ------------------------------------- */
 
 void fdr__flight_init(void)
 {
     fdr__crash_init();
-    const char *s = getenv("FDR_SNAPSHOT_SIGNAL");
-    if (!s || !*s)
+    if (!fdr__cfg.snapshot_signal)
         return;
-    int sig = fdr__signal_parse(s, strlen(s));
-    const char *dir = getenv("FDR_SNAPSHOT_DIR");
-    if (!dir || !*dir)
-        dir = ".";
-    if (sig < 0 || sig == SIGKILL || sig == SIGSTOP) {
-        fdr__warn("FDR_SNAPSHOT_SIGNAL=\"%s\" is not a signal (e.g. USR2 or 12); "
-                  "no snapshot on signal",
-                  s);
-        return;
-    }
-    int r = on_signal(sig, dir); /* fdr__init() is running: not the public one */
-    if (r < 0)
-        fdr__warn("FDR_SNAPSHOT_SIGNAL=\"%s\": %s", s, strerror(-r));
+    int r = on_signal(fdr__cfg.snapshot_signal, fdr__cfg.snapshot_dir);
+    if (r < 0) /* fdr__init() is running: on_signal, not the public call */
+        fdr__warn("FDR_SNAPSHOT_SIGNAL=%d: %s", fdr__cfg.snapshot_signal, strerror(-r));
 }

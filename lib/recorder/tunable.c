@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tunable.c - named integer and floating knobs (include/fdr/tunable.h).
  *
  * A program reads a tunable with FDR_TUNABLE(name, default): one relaxed
@@ -26,13 +27,18 @@
  * is warned about once: "unknown tunable". */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
 #include "common/pattern.h"
+#include "recorder/config.h"
+#include "recorder/control.h"
+#include "recorder/init.h"
+#include "recorder/tunable.h"
 
 #define MAX_TUNABLES 1024
 #define NAME_LEN 64

@@ -31,13 +31,23 @@
  * handful of buffers. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "recorder/fdr-int.h"
+#include "fdr/fdr.h"
+#include "recorder/buffer.h"
+#include "recorder/config.h"
+#include "recorder/consumer.h"
+#include "recorder/flight.h"
+#include "recorder/init.h"
+#include "recorder/print.h"
+#include "recorder/registry.h"
+#include "recorder/section.h"
+#include "recorder/writer.h"
 
 __thread struct fdr__thread fdr__self __attribute__((tls_model("initial-exec")));
 

@@ -1,9 +1,9 @@
 # flight.cmake - the flight recorder (issue #4): the tracing-section
 # protocol under load, snapshots, crash dumps, re-entrancy from a signal
 # handler.
-#   tests/test-flight-stress.c   1M quiesce cycles with the barrier (zero
+#   test-flight-stress.c         1M quiesce cycles with the barrier (zero
 #                                violations) and without it (must see some)
-#   tests/test-flight-*.py       drivers of tests/progs/flight-*.c, traces
+#   test-flight-*.py             drivers of progs/flight-*.c, traces
 #                                read with bt2 through tracecheck.py
 # Under sanitizers the stress runs fewer cycles (each is ~10x slower); the
 # no-barrier run is left out under TSan, which rightly reports the races it
@@ -16,7 +16,7 @@ add_executable(test-flight-stress ${_fl_src}/test-flight-stress.c)
 target_include_directories(test-flight-stress PRIVATE ${PROJECT_SOURCE_DIR}/lib ${PROJECT_SOURCE_DIR}/lib/recorder)
 target_link_libraries(test-flight-stress PRIVATE fdr_static Threads::Threads m)
 
-foreach(p crash snapshot reentry)
+foreach(p crash snapshot reentry scribble)
   add_executable(flight-${p} ${_fl_src}/progs/flight-${p}.c)
   target_link_libraries(flight-${p} PRIVATE fdr Threads::Threads m)
 endforeach()
@@ -24,6 +24,7 @@ if(FDR_SANITIZE MATCHES undefined)
   # The crashes are the point: UBSan would stop the null store and the
   # division by zero before the signal does.
   target_compile_options(flight-crash PRIVATE -fno-sanitize=undefined)
+  target_compile_options(flight-scribble PRIVATE -fno-sanitize=undefined)
 endif()
 
 if(FDR_SANITIZE MATCHES thread)
@@ -67,3 +68,10 @@ add_test(NAME flight-reentry
          COMMAND ${FDR_PYTHON} ${_fl_src}/test-flight-reentry.py
                  $<TARGET_FILE:flight-reentry> ${_fl_out}/reentry)
 set_tests_properties(flight-reentry PROPERTIES TIMEOUT 150)
+
+# Memory fdr does not own is not trusted: a program that scribbles its own
+# ring header and packet headers, then snapshots, crashes or flushes.
+add_test(NAME flight-scribble
+         COMMAND ${FDR_PYTHON} ${_fl_src}/test-flight-scribble.py
+                 $<TARGET_FILE:flight-scribble> ${_fl_out}/scribble)
+set_tests_properties(flight-scribble PROPERTIES TIMEOUT 150)

@@ -20,8 +20,10 @@
  * On an idle 2-core machine a cycle costs a few microseconds (membarrier
  * IPIs); on an overloaded one the controller or a writer is preempted and
  * a cycle can take a millisecond, so the run also stops after MAX_SECONDS
- * (default 100) and says how many cycles it made; it then passes only if
- * it made at least a tenth of CYCLES. */
+ * (default 100) and says how many cycles it made. The verdict never depends
+ * on that number: every cycle must see zero violations, and no quiesce may
+ * fail (with the signal fallback, a slow writer is waited for, never given
+ * up on: fdr__section_barrier_retries counts the waits past a deadline). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -32,7 +34,8 @@
 
 #include <fdr/fdr.h>
 
-#include "recorder/fdr-int.h"
+#include "recorder/section.h"
+#include "recorder/writer.h"
 
 #define WRITERS 2
 
@@ -148,7 +151,8 @@ int main(int argc, char **argv)
         pthread_mutex_unlock(&fdr__writers_lock);
         if (expect_violations && violations >= 3)
             break; /* shown; no need to go on */
-        if ((cycle & 1023) == 1023 && (double)(now_ns() - t0) / 1e9 > max_secs)
+        if ((double)(now_ns() - t0) / 1e9 >
+            max_secs) /* checked every cycle: one may be slow */
             break;
     }
     double secs = (double)(now_ns() - t0) / 1e9;
@@ -159,9 +163,11 @@ int main(int argc, char **argv)
         total += written[i];
     }
     printf("%s: %ld quiesce cycles in %.2f s (%.2f us each), %ld violations, "
-           "%ld failed quiesces, %lu events attempted by the writers\n",
+           "%ld failed quiesces, %lu slow barriers waited for, %lu events attempted "
+           "by the writers\n",
            argv[2], cycle, secs, secs * 1e6 / (double)(cycle ? cycle : 1), violations,
-           quiesce_failed, (unsigned long)total);
+           quiesce_failed, (unsigned long)fdr__section_barrier_retries,
+           (unsigned long)total);
     if (total == 0) {
         printf("FAIL: the writers did not run\n");
         return 1;
@@ -170,8 +176,11 @@ int main(int argc, char **argv)
         printf(
             "note: stopped after %.0f s with %ld of %ld cycles (machine overloaded?)\n",
             max_secs, cycle, cycles);
-        if (cycle < cycles / 10) {
-            printf("FAIL: too few cycles\n");
+        /* How many cycles a busy machine allows says nothing about the
+         * protocol: what is checked is that each one that ran was right
+         * and that none gave up (a snapshot a user would not get). */
+        if (cycle == 0) {
+            printf("FAIL: no cycle ran\n");
             return 1;
         }
     }

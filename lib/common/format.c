@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* format.c - an event as one line of text, async-signal-safe.
  *
  * The crash handler prints the last events of every thread from inside a
@@ -20,7 +21,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "recorder/fdr-int.h"
+#include "common/format.h"
 
 struct out {
     char *p;
@@ -491,11 +492,11 @@ static int star_value(uint8_t type, const char *p)
     return v > 256 ? 256 : v < -256 ? -256 : (int)v;
 }
 
-size_t fdr__format_payload(char *outbuf, size_t cap, const struct fdr__class *c,
-                           const char *payload, size_t len)
+size_t fdr__format_payload(char *outbuf, size_t cap, const struct fdr__classes *t,
+                           const struct fdr__class *c, const char *payload, size_t len)
 {
     struct out o = {outbuf, cap, 0};
-    const char *f = fdr__str(c->format);
+    const char *f = fdr__classes_str(t, c->format);
     size_t off = 0;
     unsigned field = 0;
     int broken = 0;
@@ -557,7 +558,7 @@ size_t fdr__format_payload(char *outbuf, size_t cap, const struct fdr__class *c,
             break;
         if (o.n)
             putc_(&o, ' ');
-        const char *nm = fdr__str(c->names[field]);
+        const char *nm = fdr__classes_str(t, c->names[field]);
         put(&o, nm, strlen(nm));
         putc_(&o, '=');
         struct spec sp = {0, 0, 0, 0, 0, -1, -1, 'd'};
@@ -569,4 +570,41 @@ size_t fdr__format_payload(char *outbuf, size_t cap, const struct fdr__class *c,
     if (cap)
         outbuf[o.n < cap ? o.n : cap - 1] = 0;
     return o.n < cap ? o.n : cap - 1;
+}
+
+size_t fdr__format_line(char *line, size_t cap, const struct fdr__classes *t,
+                        const struct fdr__class *c, const struct fdr__line_info *li,
+                        const char *payload, size_t len)
+{
+    /* room for the prefix: seconds (21), tid (10), name (16), brackets */
+    if (cap < 64)
+        return 0;
+    size_t n = fdr__fmt_seconds(line, li->ns);
+    line[n++] = ' ';
+    line[n++] = '[';
+    n += fdr__fmt_u64(line + n, li->tid, 10, 0);
+    size_t tl = li->thread_name ? strnlen(li->thread_name, 16) : 0;
+    if (tl) {
+        line[n++] = ' ';
+        memcpy(line + n, li->thread_name, tl);
+        n += tl;
+    }
+    line[n++] = ']';
+    line[n++] = ' ';
+    const char *p = fdr__classes_str(t, c->provider), *e = fdr__classes_str(t, c->event);
+    size_t pl = strlen(p), el = strlen(e);
+    if (n + pl + el + 3 < cap) {
+        memcpy(line + n, p, pl);
+        n += pl;
+        line[n++] = ':';
+        memcpy(line + n, e, el);
+        n += el;
+        line[n++] = ' ';
+    }
+    size_t m = fdr__format_payload(line + n, cap - n - 1, t, c, payload, len);
+    if (m == 0 && line[n - 1] == ' ')
+        n--; /* no message: the line ends with the name */
+    n += m;
+    line[n++] = '\n';
+    return n;
 }

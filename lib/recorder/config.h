@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* recorder/config.h - the library's configuration, read from the
+ * environment once at start (config.c): the only place that calls getenv. */
+#ifndef FDR_RECORDER_CONFIG_H
+#define FDR_RECORDER_CONFIG_H
+
+#include <signal.h>
+#include <stdint.h>
+
+enum fdr__mode { FDR__MODE_DISCARD = 0, FDR__MODE_OVERWRITE = 1 };
+enum fdr__barrier_choice { FDR__BARRIER_AUTO = 0, FDR__BARRIER_SIGNAL = 1 };
+
+struct fdr__config {
+    char output[4096];     /* FDR_OUTPUT, "" when not writing to disk */
+    int mode;              /* FDR_MODE */
+    uint32_t buffer_size;  /* FDR_BUFFER_SIZE, bytes per thread */
+    uint32_t packet_size;  /* FDR_PACKET_SIZE, bytes */
+    uint32_t string_max;   /* FDR_STRING_MAX */
+    const char *events;    /* FDR_EVENTS, which events are recorded */
+    const char *traces;    /* FDR_TRACES, which events are printed */
+    char trace_file[4096]; /* FDR_TRACE_FILE, where printed events go */
+    uint32_t flush_ms;     /* FDR_FLUSH_MS, consumer period */
+    int barrier;           /* FDR_SECTION_BARRIER: enum fdr__barrier_choice */
+    /* crash dumps (crash.c) */
+    int crash_on;                /* FDR_CRASH and FDR_CRASH_SIGNALS: 0 = off */
+    uint8_t crash_signals[NSIG]; /* FDR_CRASH_SIGNALS, 1 = handled */
+    unsigned crash_events;       /* FDR_CRASH_EVENTS */
+    char crash_dir[4096 - 64];   /* FDR_CRASH_DIR, "" for none */
+    /* snapshot on signal (snapshot.c) */
+    int snapshot_signal;      /* FDR_SNAPSHOT_SIGNAL, 0 for none */
+    const char *snapshot_dir; /* FDR_SNAPSHOT_DIR, "." by default */
+};
+
+#define FDR__CRASH_EVENTS_MAX 1024
+
+extern struct fdr__config fdr__cfg;
+void fdr__config_load(void);
+/* One line "fdr: <message>\n" on stderr, with a single write(2). */
+void fdr__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

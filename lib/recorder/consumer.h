@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* recorder/consumer.h - the in-process consumer thread (consumer.c). */
+#ifndef FDR_RECORDER_CONSUMER_H
+#define FDR_RECORDER_CONSUMER_H
+
+#include "common/ring.h"
+
+int fdr__consumer_start(void);
+void fdr__consumer_stop(void);
+void fdr__consumer_forget(void); /* forked child: no thread */
+void fdr__consumer_kick(void);
+/* Writes out every complete packet now; with refresh, rewrites the
+ * metadata too (its clock calibration improves with time). */
+int fdr__consumer_drain(int refresh);
+int fdr__consumer_prepare(void); /* creates FDR_OUTPUT/<name>-<pid>/ */
+/* A new buffer exists: hands it to the drain helper (consumer.c). */
+struct fdr__buf;
+void fdr__consumer_buffer_added(const struct fdr__buf *b);
+/* Writes one packet, trimmed to its content: hdr is a checked copy of the
+ * packet's header (common/validate.h; packet_size is changed), body the
+ * bytes after it. 0 or -errno. Async-signal-safe. */
+int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body);
+
+#endif

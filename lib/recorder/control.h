@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* recorder/control.h - live control: FDR_EVENTS / FDR_TRACES and their
+ * rule lists (control.c). */
+#ifndef FDR_RECORDER_CONTROL_H
+#define FDR_RECORDER_CONTROL_H
+
+/* Parses FDR_EVENTS and FDR_TRACES, installs them, applies their tunables. */
+void fdr__control_init(void);
+/* A module's sites or tunables at `range` were registered: once the main
+ * program's are (or range is NULL: "now"), the work deferred until every
+ * event is known runs (help, warnings about names that match nothing). */
+void fdr__control_ready(const void *range);
+int fdr__control_is_ready(void);
+
+#endif

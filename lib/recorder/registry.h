@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* recorder/registry.h - the process's event classes, call sites and their
+ * state (registry.c). The class table itself is common/classes.h. */
+#ifndef FDR_RECORDER_REGISTRY_H
+#define FDR_RECORDER_REGISTRY_H
+
+#include <stdint.h>
+
+#include "common/classes.h"
+#include "fdr/internal/fastpath.h"
+
+struct fdr__rules;
+
+void fdr__registry_init(void);
+/* In a forked child: the registry becomes a private copy (it is shared
+ * with the drain helper, consumer.c). */
+void fdr__registry_fork_child(void);
+const struct fdr__class *fdr__class_get(uint16_t id);
+uint32_t fdr__class_count(void);
+uint64_t fdr__registry_generation(void);
+const char *fdr__str(uint32_t off);
+/* The class table as it is now (a view; classes are only added). */
+void fdr__registry_classes(struct fdr__classes *out);
+void fdr__site_register(struct fdr__site *s);
+void fdr__registry_lock(void);
+void fdr__registry_unlock(void);
+void fdr__registry_set_rules(int print, struct fdr__rules *r);
+void fdr__registry_each(void (*fn)(void *arg, const struct fdr__site *s, uint8_t state),
+                        void *arg);
+
+#endif

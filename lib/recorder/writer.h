@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* recorder/writer.h - writers, one per recording thread (writer.c), and
+ * the list of them that controllers walk under the writers lock. */
+#ifndef FDR_RECORDER_WRITER_H
+#define FDR_RECORDER_WRITER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fdr/internal/fastpath.h"
+#include "recorder/buffer.h"
+
+struct fdr__writer {
+    struct fdr__thread *self; /* the thread's TLS block */
+    struct fdr__buf *buf;
+    struct fdr__pkt *pkt; /* current packet, NULL when none is open */
+    pid_t tid;
+    struct fdr__writer *next, *prev;
+    uint32_t user_enabled; /* fdr_thread_set_tracing_enabled; under the lock */
+    uint32_t barrier_ack;  /* section.c signal barrier: last round answered */
+    uint32_t out_seen;     /* section.c: last wait round it was seen out */
+};
+
+extern pthread_mutex_t fdr__writers_lock;
+extern struct fdr__writer *fdr__writers; /* list, under the lock */
+extern uint32_t fdr__enabled_default;    /* for new threads */
+/* Closes w's current packet (if it holds an event) and publishes it.
+ * Caller is w's thread, or holds the writers lock with w quiesced. */
+void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now);
+/* When events were discarded since the last closed packet of w's buffer,
+ * closes an empty packet that carries the count, so that readers see it.
+ * Same callers as fdr__writer_close_packet, after it. -ENOSPC when the ring
+ * is full (discard mode): write packets out and retry. */
+int fdr__writer_carry_discards(struct fdr__writer *w, uint64_t now);
+/* The same for a buffer no thread uses (in the pool); writers lock held. */
+int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now);
+void fdr__writer_thread_exit(void);
+/* The calling thread's writer, created if needed; NULL when out of memory. */
+struct fdr__writer *fdr__writer_self(void);
+/* For raw events (provider.c): enters the tracing section and reserves a
+ * payload of `payload` bytes for site s, like fdr__reserve(); finish with
+ * fdr__commit(). NULL and *why < 0 when not recorded (see writer.c,
+ * reserve()); a result with *why == -ENOSPC is only printed. */
+char *fdr__reserve_raw(struct fdr__site *s, size_t payload, int *why, char **tail);
+#endif
