@@ -300,7 +300,9 @@ static void print_help(void)
             "  @file            read items from a file (# comments)\n"
             "  help, list       print this list; the program continues\n"
             "  By default nothing is printed and everything is recorded; an FDR_EVENTS\n"
-            "  list that starts with a name records only what it names.\n");
+            "  list that starts with a name records only what it names.\n"
+            "  FDR_SNAPSHOT_SIGNAL=SIG takes a snapshot on SIG; a signal that every\n"
+            "  thread blocks is never delivered and takes none.\n");
     struct known k = {0};
     fdr__registry_each(collect, &k);
     if (k.n)

@@ -123,6 +123,10 @@ FDR__HIDDEN void fdr__flight_init(void);       /* from init_once: env, handlers 
 FDR__HIDDEN void fdr__crash_thread_init(void); /* alternate stack, writer creation */
 FDR__HIDDEN void fdr__crash_thread_exit(void);
 FDR__HIDDEN void fdr__crash_init(void);
+/* 1 when the crash handler is installed for sig (crash.c). */
+FDR__HIDDEN int fdr__crash_owns(int sig);
+/* 1 for the signals a faulting instruction raises: SEGV BUS ILL FPE TRAP SYS. */
+FDR__HIDDEN int fdr__signal_is_fault(int sig);
 /* Writes the rings as a CTF trace into dir; the caller has quiesced the
  * writers. Async-signal-safe (open/write/close only). */
 FDR__HIDDEN int fdr__snapshot_write_live(const char *dir);

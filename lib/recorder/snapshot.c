@@ -329,11 +329,16 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
+/* A fault signal comes back as long as the faulting instruction does:
+ * taking snapshots from it would loop forever (-EINVAL). A signal of the
+ * crash handler is its (-EBUSY). */
 static int on_signal(int sig, const char *dir)
 {
     if (sig < 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP ||
-        (sig && (!dir || !*dir)))
+        fdr__signal_is_fault(sig) || (sig && (!dir || !*dir)))
         return -EINVAL;
+    if (fdr__crash_owns(sig))
+        return -EBUSY;
     int r = 0;
     pthread_mutex_lock(&trig_lock);
     if (trig_sig) {
@@ -458,6 +463,14 @@ void fdr__flight_init(void)
         return;
     }
     int r = on_signal(sig, dir); /* fdr__init() is running: not the public one */
-    if (r < 0)
+    if (r == -EINVAL && fdr__signal_is_fault(sig))
+        fdr__warn("FDR_SNAPSHOT_SIGNAL=\"%s\" is a fault signal, which cannot take "
+                  "snapshots; no snapshot on signal",
+                  s);
+    else if (r == -EBUSY)
+        fdr__warn("FDR_SNAPSHOT_SIGNAL=\"%s\" is a crash signal (FDR_CRASH_SIGNALS); "
+                  "no snapshot on signal",
+                  s);
+    else if (r < 0)
         fdr__warn("FDR_SNAPSHOT_SIGNAL=\"%s\": %s", s, strerror(-r));
 }
