@@ -522,7 +522,7 @@ void fdr__crash_init(void)
     if (ev && *ev) {
         char *end;
         long v = strtol(ev, &end, 10);
-        if (*end || v < 1 || v > MAX_EVENTS_PER_THREAD)
+        if (*ev < '0' || *ev > '9' || *end || v < 1 || v > MAX_EVENTS_PER_THREAD)
             fdr__warn("FDR_CRASH_EVENTS=\"%s\" is not valid (1 to %d); using %u", ev,
                       MAX_EVENTS_PER_THREAD, crash_events);
         else

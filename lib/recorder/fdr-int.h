@@ -233,6 +233,14 @@ FDR__HIDDEN void fdr__tunables_apply(const struct fdr__rules *r, const char *ori
 /* Warns (once each) about values set for tunables nothing declared. */
 FDR__HIDDEN void fdr__tunables_check_unknown(void);
 FDR__HIDDEN void fdr__tunables_help(void);
-FDR__HIDDEN void fdr__tunables_fork(int done);
+/* fork() safety (init.c): every lock is taken before fork and released
+ * after it, in one order: control (ready), tunables, snapshot trigger,
+ * providers, registry, writers. A lock held for long (a snapshot writing
+ * files) is made anew in the child instead. */
+enum fdr__fork_phase { FDR__FORK_PREPARE, FDR__FORK_PARENT, FDR__FORK_CHILD };
+FDR__HIDDEN void fdr__control_fork(enum fdr__fork_phase ph);
+FDR__HIDDEN void fdr__tunables_fork(enum fdr__fork_phase ph);
+FDR__HIDDEN void fdr__snapshot_fork(enum fdr__fork_phase ph);
+FDR__HIDDEN void fdr__provider_fork(enum fdr__fork_phase ph);
 
 #endif

@@ -332,6 +332,50 @@ static void *helper_main(void *arg)
 /* A fault signal comes back as long as the faulting instruction does:
  * taking snapshots from it would loop forever (-EINVAL). A signal of the
  * crash handler is its (-EBUSY). */
+/* Starts the helper thread, with every signal blocked from its first
+ * instruction on; trig_lock held. 0 or -EAGAIN. */
+static int start_helper(void)
+{
+    if (helper_started)
+        return 0;
+    pthread_t th;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int e = pthread_create(&th, &a, helper_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+    if (e != 0)
+        return -EAGAIN;
+    pthread_setname_np(th, "fdr-snapshot");
+    helper_started = 1;
+    return 0;
+}
+
+/* Around fork() (init.c). The child has no helper thread: it gets one of
+ * its own when the trigger is on. snap_lock may be held by a thread that
+ * writes a snapshot's files (it is not taken before fork, which would wait
+ * for the files): the child has no such thread, and makes the lock anew. */
+void fdr__snapshot_fork(enum fdr__fork_phase ph)
+{
+    if (ph == FDR__FORK_PREPARE) {
+        pthread_mutex_lock(&trig_lock);
+        return;
+    }
+    if (ph == FDR__FORK_CHILD) {
+        pthread_mutex_init(&snap_lock, NULL);
+        helper_started = 0;
+        trig_requests = 0;
+        if (trig_sig && start_helper() < 0)
+            fdr__warn("no snapshot on signal in child %d: no helper thread",
+                      (int)getpid());
+    }
+    pthread_mutex_unlock(&trig_lock);
+}
+
 static int on_signal(int sig, const char *dir)
 {
     if (sig < 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP ||
@@ -353,25 +397,8 @@ static int on_signal(int sig, const char *dir)
         }
         free(trig_dir);
         trig_dir = d;
-        if (!helper_started) {
-            pthread_t th;
-            pthread_attr_t a;
-            pthread_attr_init(&a);
-            pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-            /* every signal blocked from its first instruction on */
-            sigset_t all, old;
-            sigfillset(&all);
-            pthread_sigmask(SIG_BLOCK, &all, &old);
-            int e = pthread_create(&th, &a, helper_main, NULL);
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
-            pthread_attr_destroy(&a);
-            if (e != 0) {
-                r = -EAGAIN;
-                goto out;
-            }
-            pthread_setname_np(th, "fdr-snapshot");
-            helper_started = 1;
-        }
+        if ((r = start_helper()) < 0)
+            goto out;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = trigger_handler;
@@ -437,7 +464,7 @@ int fdr__signal_parse(const char *s, size_t len)
     p += 5;
     if (!*p)
         return base;
-    if (*p != (sign > 0 ? '+' : '-'))
+    if (*p != (sign > 0 ? '+' : '-') || p[1] < '0' || p[1] > '9')
         return -EINVAL;
     char *end;
     long v = strtol(p + 1, &end, 10);

@@ -76,13 +76,13 @@ static size_t n_uses, cap_uses;
 static struct fdr__tunable *const *ranges[256];
 static size_t n_ranges;
 
-/* Around fork() (control.c): 0 takes the lock, 1 releases it. */
-void fdr__tunables_fork(int done)
+/* Around fork() (init.c): taken before, released after, in both. */
+void fdr__tunables_fork(enum fdr__fork_phase ph)
 {
-    if (done)
-        pthread_mutex_unlock(&lock);
-    else
+    if (ph == FDR__FORK_PREPARE)
         pthread_mutex_lock(&lock);
+    else
+        pthread_mutex_unlock(&lock);
 }
 
 static int find(const char *name)

@@ -16,3 +16,32 @@ foreach(c resethand nodefer mask loop ignfault ignsent dflsent snapsegv snapabrt
   add_test(NAME safety-signal-${c} COMMAND test-safety-signal ${c})
   set_tests_properties(safety-signal-${c} PROPERTIES TIMEOUT 180)
 endforeach()
+
+#   safety-fork         test-safety-fork.c: 1,000 children forked at random
+#                       moments while 7 threads are inside every API that
+#                       locks; each child calls them all: none may hang
+add_executable(test-safety-fork ${_sf_src}/test-safety-fork.c)
+target_link_libraries(test-safety-fork PRIVATE fdr Threads::Threads)
+set(_sf_fork ${CMAKE_CURRENT_BINARY_DIR}/safety-fork)
+if(FDR_SANITIZE)
+  set(_sf_children 200) # each fork of a sanitized process is slow
+else()
+  set(_sf_children 1000)
+endif()
+add_test(NAME safety-fork
+         COMMAND sh -c "rm -rf \"$1\" && exec \"$0\" \"$1\" $2"
+                 $<TARGET_FILE:test-safety-fork> ${_sf_fork} ${_sf_children})
+set_tests_properties(safety-fork PROPERTIES TIMEOUT 600
+  ENVIRONMENT "FDR_OUTPUT=${_sf_fork}/trace;FDR_BUFFER_SIZE=64K;FDR_PACKET_SIZE=4K;FDR_SNAPSHOT_SIGNAL=USR2;FDR_SNAPSHOT_DIR=${_sf_fork}/sig")
+
+#   safety-input-CASE   test-safety-input.c: a FIFO as FDR_TRACES=@file and
+#                       as FDR_TRACE_FILE (no hang, one line), /dev/full as
+#                       FDR_TRACE_FILE (one line), numbers with a leading
+#                       space or '+' refused
+add_executable(test-safety-input ${_sf_src}/test-safety-input.c)
+target_link_libraries(test-safety-input PRIVATE fdr)
+foreach(c fifo-traces fifo-file full space plus crashplus rtspace)
+  add_test(NAME safety-input-${c}
+           COMMAND test-safety-input ${c} ${CMAKE_CURRENT_BINARY_DIR}/safety-input)
+  set_tests_properties(safety-input-${c} PROPERTIES TIMEOUT 120)
+endforeach()
