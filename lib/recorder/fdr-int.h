@@ -169,6 +169,10 @@ FDR__HIDDEN uint32_t fdr__class_count(void);
 FDR__HIDDEN uint64_t fdr__registry_generation(void);
 FDR__HIDDEN const char *fdr__str(uint32_t off);
 FDR__HIDDEN void fdr__site_register(struct fdr__site *s);
+/* A module's site or tunable list [begin, end) is unloaded: removes it
+ * from the known ranges (list, *n), gives its lowest and highest pointer. */
+FDR__HIDDEN void fdr__range_forget(const void **list, size_t *n, void *const *begin,
+                                   void *const *end, uintptr_t *lo, uintptr_t *hi);
 FDR__HIDDEN void fdr__registry_lock(void);
 FDR__HIDDEN void fdr__registry_unlock(void);
 struct fdr__rules;

@@ -45,3 +45,14 @@ foreach(c fifo-traces fifo-file full space plus crashplus rtspace)
            COMMAND test-safety-input ${c} ${CMAKE_CURRENT_BINARY_DIR}/safety-input)
   set_tests_properties(safety-input-${c} PROPERTIES TIMEOUT 120)
 endforeach()
+
+#   safety-dlclose      test-safety-dlclose.c: a module with call sites and
+#                       a tunable, dlopen()ed, used, dlclose()d, then every
+#                       control API (SEGV before), then opened again
+add_library(safety-module MODULE ${_sf_src}/progs/safety-module.c)
+target_link_libraries(safety-module PRIVATE fdr)
+add_executable(test-safety-dlclose ${_sf_src}/test-safety-dlclose.c)
+target_link_libraries(test-safety-dlclose PRIVATE fdr ${CMAKE_DL_LIBS})
+add_test(NAME safety-dlclose
+         COMMAND test-safety-dlclose $<TARGET_FILE:safety-module>)
+set_tests_properties(safety-dlclose PROPERTIES TIMEOUT 60)
