@@ -93,7 +93,9 @@ FDR_EXTERN int fdr_snapshot(const char *dir);
 /* From now on, signal `sig` takes a snapshot into <dir>/snapshot-<pid>-<n>
  * (n = 1, 2, ...). The handler only wakes a helper thread, which writes
  * the snapshot. sig 0 turns it off. Returns 0, or -EINVAL (a signal that
- * cannot be caught, NULL or empty dir), -ENOMEM or -EAGAIN (no thread). */
+ * cannot be caught, a fault signal such as SIGSEGV, NULL or empty dir),
+ * -EBUSY (a signal of the crash handler), -ENOMEM or -EAGAIN (no thread).
+ * A signal that every thread blocks takes no snapshot. */
 FDR_EXTERN int fdr_snapshot_on_signal(int sig, const char *dir);
 
 #ifdef __cplusplus

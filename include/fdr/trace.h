@@ -151,6 +151,13 @@ __attribute__((constructor, used)) static void fdr__register_module(void)
     if (&__start_fdr_sites[0] != &__stop_fdr_sites[0])
         fdr__register_sites(__start_fdr_sites, __stop_fdr_sites);
 }
+/* ... and forgets them when it is unloaded (dlclose, or the end of the
+ * process), so that fdr never touches a site that is gone. */
+__attribute__((destructor, used)) static void fdr__unregister_module(void)
+{
+    if (&__start_fdr_sites[0] != &__stop_fdr_sites[0])
+        fdr__unregister_sites(__start_fdr_sites, __stop_fdr_sites);
+}
 
 #else /* FDR_DISABLE */
 

@@ -67,6 +67,9 @@ FDR__EXTERN void fdr__register_tunables(struct fdr__tunable *const *begin,
                                         struct fdr__tunable *const *end,
                                         struct fdr__site *const *sites_begin,
                                         struct fdr__site *const *sites_end);
+/* Forgets a module's tunables when it is unloaded (see trace.h). */
+FDR__EXTERN void fdr__unregister_tunables(struct fdr__tunable *const *begin,
+                                          struct fdr__tunable *const *end);
 
 #define FDR__TUNABLE_DECL(nm, isd, hasr, i0, imin, imax, d0, dmin, dmax)                 \
     static struct fdr__tunable fdr__tunable_ = {                                         \
@@ -114,6 +117,11 @@ __attribute__((constructor(101), used)) static void fdr__register_tunable_module
         &__start_fdr_sites[0] != &__stop_fdr_sites[0])
         fdr__register_tunables(__start_fdr_tunables, __stop_fdr_tunables,
                                __start_fdr_sites, __stop_fdr_sites);
+}
+__attribute__((destructor(101), used)) static void fdr__unregister_tunable_module(void)
+{
+    if (&__start_fdr_tunables[0] != &__stop_fdr_tunables[0])
+        fdr__unregister_tunables(__start_fdr_tunables, __stop_fdr_tunables);
 }
 
 /* One tunable, as given by fdr_tunable_get() and to an fdr_tunable_cb.

@@ -727,7 +727,9 @@ static void file_item(struct parser *p, const struct source *src, const char *s,
     p->nfiles++;
     int fd, rc = 0;
     do
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* O_NONBLOCK: a FIFO must not hold the program (read_file then
+         * refuses it as not a regular file). */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
         rc = -errno;

@@ -52,7 +52,7 @@ int fdr__signal_parse(const char *s, size_t len)
     p += 5;
     if (!*p)
         return base;
-    if (*p != (sign > 0 ? '+' : '-'))
+    if (*p != (sign > 0 ? '+' : '-') || p[1] < '0' || p[1] > '9')
         return -EINVAL;
     char *end;
     long v = strtol(p + 1, &end, 10);

@@ -55,9 +55,12 @@ void fdr__warn(const char *fmt, ...)
     (void)r;
 }
 
-/* Parses "123", "64K", "4M", "1G" into bytes; -1 when malformed. */
+/* Parses "123", "64K", "4M", "1G" into bytes; -1 when malformed (also
+ * leading spaces and a sign, which strtoll would take). */
 static long long parse_size(const char *s)
 {
+    if (*s < '0' || *s > '9')
+        return -1;
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);

@@ -172,20 +172,14 @@ static int in_main_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 1; /* the first object is the main program: stop there */
 }
 
-/* fork() while another thread holds ready_lock or the tunables' lock would
- * leave them locked in the child. Registered once ready, that is after
- * init.c's handlers: prepare handlers run in reverse order, so these locks
- * are taken before the registry's, the order every other path uses. */
-static void fork_prepare(void)
+/* Around fork() (init.c): ready_lock is taken first, before the
+ * tunables' and the registry's, the order every other path uses. */
+void fdr__control_fork(enum fdr__fork_phase ph)
 {
-    pthread_mutex_lock(&ready_lock);
-    fdr__tunables_fork(0);
-}
-
-static void fork_done(void)
-{
-    fdr__tunables_fork(1);
-    pthread_mutex_unlock(&ready_lock);
+    if (ph == FDR__FORK_PREPARE)
+        pthread_mutex_lock(&ready_lock);
+    else
+        pthread_mutex_unlock(&ready_lock);
 }
 
 int fdr__control_is_ready(void)
@@ -209,7 +203,6 @@ void fdr__control_ready(const void *range)
          * that sees it also sees the deferred work below as begun (its
          * warnings are issued under ready_lock, which API calls take). */
         __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
-        pthread_atfork(fork_prepare, fork_done, fork_done);
         /* The rule lists may have been replaced since; the warnings are
          * about what the environment said, so parse it again, silently. */
         const char *spec[2] = {fdr__cfg.events, fdr__cfg.traces};
@@ -307,7 +300,9 @@ static void print_help(void)
             "  @file            read items from a file (# comments)\n"
             "  help, list       print this list; the program continues\n"
             "  By default nothing is printed and everything is recorded; an FDR_EVENTS\n"
-            "  list that starts with a name records only what it names.\n");
+            "  list that starts with a name records only what it names.\n"
+            "  FDR_SNAPSHOT_SIGNAL=SIG takes a snapshot on SIG; a signal that every\n"
+            "  thread blocks is never delivered and takes none.\n");
     struct known k = {0};
     fdr__registry_each(collect, &k);
     if (k.n)

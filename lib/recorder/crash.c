@@ -15,10 +15,11 @@
  *      message formatted by format.c with the real string contents);
  *   3. if FDR_CRASH_DIR is set, writes a CTF snapshot into
  *      <FDR_CRASH_DIR>/crash-<pid> (snapshot.c, fdr__snapshot_write_live);
- *   4. lets the writers go on, and chains: calls the handler that was
- *      installed before (if any), or restores the default action and lets
- *      the signal kill the process, so that the exit status and the core
- *      dump are exactly what they would be without fdr.
+ *   4. lets the writers go on, and chains (chain()): delivers the signal
+ *      to the action installed before fdr's as the kernel would have,
+ *      honouring its SA_RESETHAND, SA_NODEFER, SA_SIGINFO, sa_mask and
+ *      SA_RESTART, SIG_IGN and SIG_DFL, so that the program goes on, loops
+ *      or dies (same signal, same core dump) exactly as without fdr.
  *
  * Everything here is async-signal-safe: no malloc, no stdio, no lock taken
  * by blocking. The writers lock may be held by the crashing thread itself
@@ -43,6 +44,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "common/format.h"
@@ -416,23 +418,56 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
 static pid_t dumper; /* thread that is dumping or has dumped, 0 before */
 static int dump_done;
 
+int fdr__signal_is_fault(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+           sig == SIGTRAP || sig == SIGSYS;
+}
+
+/* A fault the kernel raised (not one sent with kill): it comes back when
+ * the faulting instruction runs again. */
+static int is_fault(int sig, const siginfo_t *si)
+{
+    return si->si_code > 0 && fdr__signal_is_fault(sig);
+}
+
+/* Delivers sig to the action that was installed before fdr's, as the
+ * kernel would have: with SA_RESETHAND the disposition becomes SIG_DFL
+ * before the handler runs; the handler runs with the mask the interrupted
+ * code had, plus its own sa_mask, plus sig unless SA_NODEFER (the kernel
+ * restores the interrupted mask when we return). SIG_IGN ignores a sent
+ * signal; a fault cannot be ignored (the kernel would kill the process),
+ * nor can SIG_DFL: both take the default action. */
 static void chain(int sig, siginfo_t *si, void *uc)
 {
-    const struct sigaction *old = &crash_old[sig];
-    if (old->sa_flags & SA_SIGINFO) {
-        if (old->sa_sigaction) {
-            old->sa_sigaction(sig, si, uc);
-            return;
-        }
-    } else if (old->sa_handler == SIG_IGN) {
-        if (si->si_code > 0) /* a fault: ignoring it is what the kernel does */
-            goto dfl;
+    const struct sigaction old = crash_old[sig];
+    int handler = (old.sa_flags & SA_SIGINFO)
+                      ? old.sa_sigaction != NULL
+                      : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+    if (!handler && old.sa_handler == SIG_IGN && !is_fault(sig, si))
         return;
-    } else if (old->sa_handler != SIG_DFL) {
-        old->sa_handler(sig);
+    if (handler) {
+        if (old.sa_flags & SA_RESETHAND) {
+            struct sigaction dfl;
+            memset(&dfl, 0, sizeof dfl);
+            dfl.sa_handler = SIG_DFL;
+            sigemptyset(&dfl.sa_mask);
+            sigaction(sig, &dfl, NULL);
+            crash_old[sig] = dfl;
+        }
+        sigset_t mask = ((const ucontext_t *)uc)->uc_sigmask;
+        sigorset(&mask, &mask, &old.sa_mask);
+        if (old.sa_flags & SA_NODEFER)
+            sigdelset(&mask, sig);
+        else
+            sigaddset(&mask, sig);
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        if (old.sa_flags & SA_SIGINFO)
+            old.sa_sigaction(sig, si, uc);
+        else
+            old.sa_handler(sig);
         return;
     }
-dfl:;
     /* Default action, as if fdr were not there. A fault (si_code > 0) comes
      * back when the instruction runs again after we return; a signal that
      * was sent (abort, kill) is sent again, and is delivered when the
@@ -442,8 +477,13 @@ dfl:;
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
     sigaction(sig, &dfl, NULL);
-    if (si->si_code <= 0)
+    if (!is_fault(sig, si))
         syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), sig);
+}
+
+int fdr__crash_owns(int sig)
+{
+    return sig > 0 && sig < NSIG && crash_sig[sig];
 }
 
 static void crash_handler(int sig, siginfo_t *si, void *uc)
@@ -477,10 +517,14 @@ void fdr__crash_init(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = crash_handler;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    for (int sig = 1; sig < NSIG; sig++)
-        if (fdr__cfg.crash_signals[sig] && sigaction(sig, &sa, &crash_old[sig]) == 0)
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (!fdr__cfg.crash_signals[sig] || sigaction(sig, NULL, &crash_old[sig]) < 0)
+            continue;
+        /* Interrupted system calls restart as they would without fdr. */
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | (crash_old[sig].sa_flags & SA_RESTART);
+        if (sigaction(sig, &sa, NULL) == 0)
             crash_sig[sig] = 1;
+    }
     crash_on = 1;
 }

@@ -11,6 +11,10 @@ void fdr__flight_init(void);       /* from init_once: handlers, snapshot signal 
 void fdr__crash_thread_init(void); /* alternate stack, writer creation */
 void fdr__crash_thread_exit(void);
 void fdr__crash_init(void);
+/* 1 when the crash handler is installed for sig (crash.c). */
+int fdr__crash_owns(int sig);
+/* 1 for the signals a faulting instruction raises: SEGV BUS ILL FPE TRAP SYS. */
+int fdr__signal_is_fault(int sig);
 /* What a reader skipped because it was not valid (common/validate.h). */
 struct fdr__skips {
     uint64_t rings;   /* ring headers that do not match their buffer */

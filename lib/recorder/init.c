@@ -18,7 +18,10 @@
  * parent's rings (MAP_SHARED) and trace files are not the child's: the
  * child drops the parent's writers, unmaps the rings and records into new
  * rings of its own, in memory (flight recorder), writing nothing to disk.
- * (With the daemon, the child will get new buffers from it.) */
+ * (With the daemon, the child will get new buffers from it.) Every lock of
+ * fdr is taken around fork() (fork_prepare), so that a child forked while
+ * another thread is inside fdr (a snapshot, a flush, fdr_trace_set...)
+ * never waits for a thread that does not exist in it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -130,16 +133,32 @@ int fdr_flush(void)
     return flush_all(0);
 }
 
+/* Every lock of fdr, in the one order (fdr-int.h, fdr__fork_phase): a
+ * child forked while another thread is inside fdr finds them free and the
+ * state they guard whole. */
 static void fork_prepare(void)
 {
+    fdr__control_fork(FDR__FORK_PREPARE);
+    fdr__tunables_fork(FDR__FORK_PREPARE);
+    fdr__snapshot_fork(FDR__FORK_PREPARE);
+    fdr__provider_fork(FDR__FORK_PREPARE);
     fdr__registry_lock();
     pthread_mutex_lock(&fdr__writers_lock);
 }
 
-static void fork_parent(void)
+static void fork_release(enum fdr__fork_phase ph)
 {
     pthread_mutex_unlock(&fdr__writers_lock);
     fdr__registry_unlock();
+    fdr__provider_fork(ph);
+    fdr__snapshot_fork(ph);
+    fdr__tunables_fork(ph);
+    fdr__control_fork(ph);
+}
+
+static void fork_parent(void)
+{
+    fork_release(FDR__FORK_PARENT);
 }
 
 static void fork_child(void)
@@ -163,8 +182,7 @@ static void fork_child(void)
     fdr__registry_fork_child();
     fdr__cfg.output[0] = 0;
     fdr__cfg.mode = FDR__MODE_OVERWRITE;
-    pthread_mutex_unlock(&fdr__writers_lock);
-    fdr__registry_unlock();
+    fork_release(FDR__FORK_CHILD);
 }
 
 static void init_once(void)

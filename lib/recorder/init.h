@@ -11,4 +11,14 @@ extern int fdr__initialized;
 extern pid_t fdr__pid;
 pid_t fdr__gettid(void);
 
+/* fork() safety: every lock is taken before fork and released after it,
+ * in one order: control (ready), tunables, snapshot trigger, providers,
+ * registry, writers. A lock held for long (a snapshot writing files) is
+ * made anew in the child instead. */
+enum fdr__fork_phase { FDR__FORK_PREPARE, FDR__FORK_PARENT, FDR__FORK_CHILD };
+void fdr__control_fork(enum fdr__fork_phase ph);  /* control.c */
+void fdr__tunables_fork(enum fdr__fork_phase ph); /* tunable.c */
+void fdr__snapshot_fork(enum fdr__fork_phase ph); /* snapshot.c */
+void fdr__provider_fork(enum fdr__fork_phase ph); /* provider.c */
+
 #endif

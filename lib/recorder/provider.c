@@ -65,6 +65,15 @@ static struct {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Around fork() (init.c): taken before the registry's, as in site_make. */
+void fdr__provider_fork(enum fdr__fork_phase ph)
+{
+    if (ph == FDR__FORK_PREPARE)
+        pthread_mutex_lock(&lock);
+    else
+        pthread_mutex_unlock(&lock);
+}
+
 /* Process-local: the site of each event id of a slot, filled on first use. */
 struct site_cache {
     uint32_t n;

@@ -60,7 +60,7 @@ static uint16_t hash_head[HASH_SIZE];
 static uint16_t hash_next[FDR__MAX_CLASSES + 1];
 
 /* Known module ranges of the fdr_sites section. */
-static struct fdr__site *const *ranges[256];
+static const void *ranges[256];
 static size_t n_ranges;
 
 static struct fdr__rules *record_rules, *print_rules;
@@ -361,6 +361,43 @@ void fdr__register_sites(struct fdr__site *const *begin, struct fdr__site *const
             register_locked(*p);
     pthread_mutex_unlock(&lock);
     fdr__control_ready(begin);
+}
+
+/* Removes the module list [begin, end) from the known ranges (list, *n)
+ * and gives its lowest and highest pointer: every site (or tunable) of one
+ * module is a static of its data segment, so [lo, hi] holds no other
+ * module's. */
+void fdr__range_forget(const void **list, size_t *n, void *const *begin, void *const *end,
+                       uintptr_t *lo, uintptr_t *hi)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (list[i] == (const void *)begin)
+            list[i--] = list[--*n];
+    *lo = UINTPTR_MAX;
+    *hi = 0;
+    for (void *const *p = begin; p < end; p++) {
+        if (*p && (uintptr_t)*p < *lo)
+            *lo = (uintptr_t)*p;
+        if (*p && (uintptr_t)*p > *hi)
+            *hi = (uintptr_t)*p;
+    }
+}
+
+/* Forgets the sites of an unloaded module: a state change or a listing no
+ * longer touches them. Their classes stay (traces already hold events of
+ * them); dlopen() again registers the sites anew and finds the classes. */
+void fdr__unregister_sites(struct fdr__site *const *begin, struct fdr__site *const *end)
+{
+    uintptr_t lo, hi;
+    pthread_mutex_lock(&lock);
+    fdr__range_forget(ranges, &n_ranges, (void *const *)begin, (void *const *)end, &lo,
+                      &hi);
+    size_t k = 0;
+    for (size_t i = 0; i < n_sites; i++)
+        if ((uintptr_t)sites[i] < lo || (uintptr_t)sites[i] > hi)
+            sites[k++] = sites[i];
+    n_sites = k;
+    pthread_mutex_unlock(&lock);
 }
 
 int fdr__guard_check(struct fdr__site *s)

@@ -4,6 +4,7 @@
 #ifndef FDR_RECORDER_REGISTRY_H
 #define FDR_RECORDER_REGISTRY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/classes.h"
@@ -27,5 +28,10 @@ void fdr__registry_unlock(void);
 void fdr__registry_set_rules(int print, struct fdr__rules *r);
 void fdr__registry_each(void (*fn)(void *arg, const struct fdr__site *s, uint8_t state),
                         void *arg);
+
+/* A module's site or tunable list [begin, end) is unloaded: removes it
+ * from the known ranges (list, *n), gives its lowest and highest pointer. */
+void fdr__range_forget(const void **list, size_t *n, void *const *begin, void *const *end,
+                       uintptr_t *lo, uintptr_t *hi);
 
 #endif

@@ -353,11 +353,60 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
+/* A fault signal comes back as long as the faulting instruction does:
+ * taking snapshots from it would loop forever (-EINVAL). A signal of the
+ * crash handler is its (-EBUSY). */
+/* Starts the helper thread, with every signal blocked from its first
+ * instruction on; trig_lock held. 0 or -EAGAIN. */
+static int start_helper(void)
+{
+    if (helper_started)
+        return 0;
+    pthread_t th;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int e = pthread_create(&th, &a, helper_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+    if (e != 0)
+        return -EAGAIN;
+    pthread_setname_np(th, "fdr-snapshot");
+    helper_started = 1;
+    return 0;
+}
+
+/* Around fork() (init.c). The child has no helper thread: it gets one of
+ * its own when the trigger is on. snap_lock may be held by a thread that
+ * writes a snapshot's files (it is not taken before fork, which would wait
+ * for the files): the child has no such thread, and makes the lock anew. */
+void fdr__snapshot_fork(enum fdr__fork_phase ph)
+{
+    if (ph == FDR__FORK_PREPARE) {
+        pthread_mutex_lock(&trig_lock);
+        return;
+    }
+    if (ph == FDR__FORK_CHILD) {
+        pthread_mutex_init(&snap_lock, NULL);
+        helper_started = 0;
+        trig_requests = 0;
+        if (trig_sig && start_helper() < 0)
+            fdr__warn("no snapshot on signal in child %d: no helper thread",
+                      (int)getpid());
+    }
+    pthread_mutex_unlock(&trig_lock);
+}
+
 static int on_signal(int sig, const char *dir)
 {
     if (sig < 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP ||
-        (sig && (!dir || !*dir)))
+        fdr__signal_is_fault(sig) || (sig && (!dir || !*dir)))
         return -EINVAL;
+    if (fdr__crash_owns(sig))
+        return -EBUSY;
     int r = 0;
     pthread_mutex_lock(&trig_lock);
     if (trig_sig) {
@@ -372,25 +421,8 @@ static int on_signal(int sig, const char *dir)
         }
         free(trig_dir);
         trig_dir = d;
-        if (!helper_started) {
-            pthread_t th;
-            pthread_attr_t a;
-            pthread_attr_init(&a);
-            pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-            /* every signal blocked from its first instruction on */
-            sigset_t all, old;
-            sigfillset(&all);
-            pthread_sigmask(SIG_BLOCK, &all, &old);
-            int e = pthread_create(&th, &a, helper_main, NULL);
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
-            pthread_attr_destroy(&a);
-            if (e != 0) {
-                r = -EAGAIN;
-                goto out;
-            }
-            pthread_setname_np(th, "fdr-snapshot");
-            helper_started = 1;
-        }
+        if ((r = start_helper()) < 0)
+            goto out;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = trigger_handler;
@@ -420,7 +452,16 @@ void fdr__flight_init(void)
     fdr__crash_init();
     if (!fdr__cfg.snapshot_signal)
         return;
-    int r = on_signal(fdr__cfg.snapshot_signal, fdr__cfg.snapshot_dir);
-    if (r < 0) /* fdr__init() is running: on_signal, not the public call */
-        fdr__warn("FDR_SNAPSHOT_SIGNAL=%d: %s", fdr__cfg.snapshot_signal, strerror(-r));
+    int sig = fdr__cfg.snapshot_signal;
+    int r = on_signal(sig, fdr__cfg.snapshot_dir); /* fdr__init() is running */
+    if (r == -EINVAL && fdr__signal_is_fault(sig))
+        fdr__warn("FDR_SNAPSHOT_SIGNAL=%d is a fault signal, which cannot take "
+                  "snapshots; no snapshot on signal",
+                  sig);
+    else if (r == -EBUSY)
+        fdr__warn("FDR_SNAPSHOT_SIGNAL=%d is a crash signal (FDR_CRASH_SIGNALS); "
+                  "no snapshot on signal",
+                  sig);
+    else if (r < 0)
+        fdr__warn("FDR_SNAPSHOT_SIGNAL=%d: %s", sig, strerror(-r));
 }

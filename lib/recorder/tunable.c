@@ -36,6 +36,8 @@
 #include "fdr/fdr.h"
 #include "common/pattern.h"
 #include "recorder/config.h"
+#include "recorder/init.h"
+#include "recorder/registry.h"
 #include "recorder/control.h"
 #include "recorder/init.h"
 #include "recorder/tunable.h"
@@ -79,16 +81,16 @@ static const char *entry_file[MAX_TUNABLES];
 static struct fdr__tunable **uses;
 static uint32_t *use_entry;
 static size_t n_uses, cap_uses;
-static struct fdr__tunable *const *ranges[256];
+static const void *ranges[256];
 static size_t n_ranges;
 
-/* Around fork() (control.c): 0 takes the lock, 1 releases it. */
-void fdr__tunables_fork(int done)
+/* Around fork() (init.c): taken before, released after, in both. */
+void fdr__tunables_fork(enum fdr__fork_phase ph)
 {
-    if (done)
-        pthread_mutex_unlock(&lock);
-    else
+    if (ph == FDR__FORK_PREPARE)
         pthread_mutex_lock(&lock);
+    else
+        pthread_mutex_unlock(&lock);
 }
 
 static int find(const char *name)
@@ -285,6 +287,36 @@ void fdr__register_tunables(struct fdr__tunable *const *begin,
         fdr__register_sites(sites_begin, sites_end); /* then fdr__control_ready */
     else if (begin != end)
         fdr__control_ready(begin);
+}
+
+/* Forgets the uses of an unloaded module. A name left with no use is no
+ * longer listed nor settable (-ENOENT) until a module declares it again;
+ * its value is then the new declaration's default. */
+void fdr__unregister_tunables(struct fdr__tunable *const *begin,
+                              struct fdr__tunable *const *end)
+{
+    uintptr_t lo, hi;
+    pthread_mutex_lock(&lock);
+    fdr__range_forget(ranges, &n_ranges, (void *const *)begin, (void *const *)end, &lo,
+                      &hi);
+    size_t k = 0;
+    for (size_t i = 0; i < n_uses; i++) {
+        if ((uintptr_t)uses[i] >= lo && (uintptr_t)uses[i] <= hi)
+            continue;
+        uses[k] = uses[i];
+        use_entry[k++] = use_entry[i];
+    }
+    n_uses = k;
+    for (uint32_t e = 0; e < n_entries; e++) {
+        int used = 0;
+        for (size_t i = 0; i < n_uses && !used; i++)
+            used = use_entry[i] == e;
+        if (!used && table[e].declared) {
+            table[e].declared = 0;
+            entry_file[e] = NULL; /* the module's string */
+        }
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 void fdr__tunables_apply(const struct fdr__rules *r, const char *origin)

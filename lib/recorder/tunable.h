@@ -10,6 +10,5 @@ void fdr__tunables_apply(const struct fdr__rules *r, const char *origin);
 /* Warns (once each) about values set for tunables nothing declared. */
 void fdr__tunables_check_unknown(void);
 void fdr__tunables_help(void);
-void fdr__tunables_fork(int done);
 
 #endif

@@ -119,6 +119,10 @@ FDR__EXTERN void fdr__commit_slow(char *end, char *tail);
 FDR__EXTERN int fdr__guard_check(struct fdr__site *site);
 FDR__EXTERN void fdr__register_sites(struct fdr__site *const *begin,
                                      struct fdr__site *const *end);
+/* Forgets the sites of a module that is unloaded (dlclose); their classes
+ * stay. Called by a destructor in each module (trace.h). */
+FDR__EXTERN void fdr__unregister_sites(struct fdr__site *const *begin,
+                                       struct fdr__site *const *end);
 FDR__EXTERN uint32_t fdr__string_max; /* longest string stored, in bytes */
 
 /* Event header: event class id (u16) + timestamp (u64), byte-aligned. */

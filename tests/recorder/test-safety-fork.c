@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/* test-safety-fork.c - fork() at random moments while other threads are
+ * inside every fdr API that takes a lock: no child hangs (issue 11, "fork
+ * while fdr holds a lock").
+ *
+ *     test-safety-fork DIR [CHILDREN]
+ *
+ * Seven threads call, in loops: fdr_snapshot, fdr_flush (FDR_OUTPUT is
+ * set by the test), fdr_trace_set + fdr_record_set, fdr_event_list,
+ * fdr_tunable_set/get/list, fdr_provider_register/unregister, and
+ * fdr_snapshot_on_signal + kill(SIGUSR2) (the helper thread's snapshot).
+ * The main thread forks CHILDREN (default 1000) children, one at a time,
+ * at random moments. Each child calls all of them once, and every 50th
+ * also waits for a snapshot taken by its own signal (a child needs a
+ * helper thread of its own), then exits 0. A child that hangs is ended by
+ * its alarm (60 s) and reported (SAFETY_FORK_NO_HELPER skips the wait for
+ * the child's helper: TSan does not support threads started in a child); so is any other
+ * failure. A child that got stuck in a lock held by a thread of its parent would never
+ * end. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fdr/fdr.h>
+
+static const char *dir;
+static int stop; /* atomic */
+
+static void ev_cb(void *arg, const fdr_event_info_t *e)
+{
+    (void)e;
+    ++*(int *)arg;
+}
+
+static void tun_cb(void *arg, const fdr_tunable_info_t *t)
+{
+    (void)t;
+    ++*(int *)arg;
+}
+
+/* Calls API number k once; returns 0 or a negative errno of a real
+ * failure (what a busy machine may return, such as -ETIMEDOUT, is fine). */
+static int call(int k, const char *snapdir)
+{
+    int n = 0, r = 0;
+    fdr_tunable_info_t info;
+    fdr_provider_t *p = NULL;
+    fdr_provider_desc_t d = FDR_PROVIDER_DESC_INIT("forkprov", 2, 0x1234);
+    switch (k) {
+    case 0:
+        r = fdr_snapshot(snapdir);
+        return r == -ETIMEDOUT ? 0 : r;
+    case 1:
+        r = fdr_flush();
+        return r == -ENOTSUP || r == -ETIMEDOUT ? 0 : r;
+    case 2:
+        r = fdr_trace_set("-fork:child");
+        return r < 0 ? r : fdr_record_set("fork:*");
+    case 3:
+        return fdr_event_list(ev_cb, &n);
+    case 4:
+        fdr_tunable_set("fork_knob", 5);
+        r = fdr_tunable_get("fork_knob", &info);
+        return r < 0 ? r : fdr_tunable_list(tun_cb, &n);
+    case 5:
+        r = fdr_provider_register(&d, &p);
+        return r < 0 ? r : fdr_provider_unregister(p);
+    default:
+        r = fdr_snapshot_on_signal(SIGUSR2, snapdir);
+        if (r == 0)
+            kill(getpid(), SIGUSR2);
+        return r;
+    }
+}
+
+static void *hammer(void *arg)
+{
+    int k = (int)(long)arg;
+    char snapdir[4096];
+    snprintf(snapdir, sizeof snapdir, "%s/parent-%d", dir, k);
+    unsigned i = 0;
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        fdr_trace(fork, tick, "k=%d i=%u", k, i++);
+        usleep(200); /* six engineers share two cores */
+        if (k == 6 && i % 1000 != 0)
+            continue; /* the signal's snapshots: not too many */
+        int r = call(k, snapdir);
+        if (r < 0) {
+            fprintf(stderr, "parent: API %d failed: %s\n", k, strerror(-r));
+            exit(1);
+        }
+    }
+    return NULL;
+}
+
+/* Waits for a snapshot-<pid>-1 directory (with its metadata) in d. */
+static int wait_signal_snapshot(const char *d)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/snapshot-%d-1/metadata", d, (int)getpid());
+    struct stat st;
+    for (;;) { /* the alarm bounds it */
+        if (stat(path, &st) == 0 && st.st_size > 0)
+            return 0;
+        usleep(1000);
+    }
+}
+
+static void child(int c)
+{
+    alarm(60);
+    char d[4096];
+    snprintf(d, sizeof d, "%s/child-%d", dir, c);
+    fdr_trace(fork, child, "c=%d", c);
+    for (int k = 0; k < 7; k++) {
+        int r = call(k, d);
+        if (r < 0) {
+            fprintf(stderr, "child %d: API %d failed: %s\n", c, k, strerror(-r));
+            _exit(3);
+        }
+    }
+    if (c % 50 == 0 && !getenv("SAFETY_FORK_NO_HELPER"))
+        wait_signal_snapshot(d);
+    _exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s DIR [CHILDREN]\n", argv[0]);
+        return 2;
+    }
+    dir = argv[1];
+    int children = argc > 2 ? atoi(argv[2]) : 1000;
+    mkdir(dir, 0755);
+    fdr_tunable_set("fork_knob", FDR_TUNABLE(fork_knob, 1));
+    pthread_t th[7];
+    for (long k = 0; k < 7; k++)
+        pthread_create(&th[k], NULL, hammer, (void *)k);
+    srand((unsigned)getpid());
+    int hung = 0, failed = 0;
+    for (int c = 0; c < children; c++) {
+        usleep((useconds_t)(rand() % 2000));
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("fork");
+            return 1;
+        }
+        if (pid == 0)
+            child(c);
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+            hung++;
+        else if (!ok)
+            failed++;
+        if (!ok && hung + failed <= 5)
+            fprintf(stderr, "child %d: %s %d\n", c,
+                    WIFSIGNALED(st) ? "killed by signal" : "exit",
+                    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    for (int k = 0; k < 7; k++)
+        pthread_join(th[k], NULL);
+    fdr_snapshot_on_signal(0, NULL);
+    printf("%d children: %d hung, %d failed\n", children, hung, failed);
+    return hung || failed;
+}
