@@ -157,7 +157,7 @@ static void crash_load(void)
     if (ev && *ev) {
         char *end;
         long v = strtol(ev, &end, 10);
-        if (*end || v < 1 || v > FDR__CRASH_EVENTS_MAX)
+        if (*ev < '0' || *ev > '9' || *end || v < 1 || v > FDR__CRASH_EVENTS_MAX)
             fdr__warn("FDR_CRASH_EVENTS=\"%s\" is not valid (1 to %d); using %u", ev,
                       FDR__CRASH_EVENTS_MAX, fdr__cfg.crash_events);
         else
@@ -188,6 +188,7 @@ static void snapshot_load(void)
     }
     const char *dir = getenv("FDR_SNAPSHOT_DIR");
     fdr__cfg.snapshot_signal = sig;
+    fdr__cfg.snapshot_signal_text = s;
     fdr__cfg.snapshot_dir = dir && *dir ? dir : ".";
 }
 

@@ -28,6 +28,7 @@ struct fdr__config {
     char crash_dir[4096 - 64];   /* FDR_CRASH_DIR, "" for none */
     /* snapshot on signal (snapshot.c) */
     int snapshot_signal;      /* FDR_SNAPSHOT_SIGNAL, 0 for none */
+    const char *snapshot_signal_text; /* as the user wrote it, for messages */
     const char *snapshot_dir; /* FDR_SNAPSHOT_DIR, "." by default */
 };
 

@@ -454,14 +454,15 @@ void fdr__flight_init(void)
         return;
     int sig = fdr__cfg.snapshot_signal;
     int r = on_signal(sig, fdr__cfg.snapshot_dir); /* fdr__init() is running */
+    const char *s = fdr__cfg.snapshot_signal_text;
     if (r == -EINVAL && fdr__signal_is_fault(sig))
-        fdr__warn("FDR_SNAPSHOT_SIGNAL=%d is a fault signal, which cannot take "
+        fdr__warn("FDR_SNAPSHOT_SIGNAL=\"%s\" is a fault signal, which cannot take "
                   "snapshots; no snapshot on signal",
-                  sig);
+                  s);
     else if (r == -EBUSY)
-        fdr__warn("FDR_SNAPSHOT_SIGNAL=%d is a crash signal (FDR_CRASH_SIGNALS); "
+        fdr__warn("FDR_SNAPSHOT_SIGNAL=\"%s\" is a crash signal (FDR_CRASH_SIGNALS); "
                   "no snapshot on signal",
-                  sig);
+                  s);
     else if (r < 0)
-        fdr__warn("FDR_SNAPSHOT_SIGNAL=%d: %s", sig, strerror(-r));
+        fdr__warn("FDR_SNAPSHOT_SIGNAL=\"%s\": %s", s, strerror(-r));
 }
