@@ -74,6 +74,8 @@ names1 = [e.name for e in t1.events]
 check("api:before" in names1 and "api:on" in names1, "api:before and api:on recorded")
 check("api:off" not in names1 and "api:thread_off" not in names1,
       "events recorded while tracing was disabled are absent")
+check("api:off_after_snap" not in names1,
+      "a thread disabled before a snapshot and a flush stays disabled after them")
 # the writers: newest events, contiguous, intact
 for who in ("wa", "wb"):
     ev = [e for e in by_name(t1, "load:ev") if e.fields["who"] == who]

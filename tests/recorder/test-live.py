@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-live.py - end-to-end tests of live tracing (issue #5).
 
     test-live.py CASE PROG WORKDIR
@@ -70,7 +71,8 @@ def expect_eq(got, want, what):
 
 BASIC_ALL = [
     "live:start n=3 name=alpha",
-    "live:value x=42 ratio=0.125 neg=-7",
+    # zero padding goes after the sign and after the 0x prefix
+    "live:value x=42 ratio=0.125 neg=-7 pad=-0042 hex=0x0000beef",
     "live:skip never=1",
     "live:empty",
     "other:ping seq=9",
@@ -170,7 +172,7 @@ def case_record_not_print(prog, work):
     expect_eq(warns, [], "no warning")
     evs, _ = trace_events(d)
     expect_eq([n for n, _ in evs], ["live:start", "live:value"], "trace: start and value")
-    check(evs[1][1] == {"x": 42, "ratio": 0.125, "neg": -7}, "value fields %r" % (evs[1][1],))
+    check(evs[1][1] == {"x": 42, "ratio": 0.125, "neg": -7, "pad": -42, "hex": 0xbeef}, "value fields %r" % (evs[1][1],))
     # Recorded and printed both.
     d = fresh(work, "both")
     p = run(prog, ["basic"], {"FDR_OUTPUT": d, "FDR_TRACES": "other:ping"})
@@ -285,7 +287,7 @@ def case_help(prog, work):
                      '  R- live:empty  ""',
                      '  RP live:start  "n=%d name=%s"',
                      '  -- live:skip  "never=%d"',
-                     '  R- live:value  "x=%u ratio=%.3f neg=%d"',
+                     '  R- live:value  "x=%u ratio=%.3f neg=%d pad=%05d hex=%#010x"',
                      '  R- other:ping  "seq=%llu"',
                      "tunables (name=value to set):",
                      "  batch_size=64  (integer, default 32)",

@@ -1,11 +1,21 @@
-/* core-accounting.c [THREADS [EVENTS]] - every thread records EVENTS events
- * "acct:ev" carrying (thread index, sequence number), as fast as it can, so
- * that with a small buffer (FDR_BUFFER_SIZE, FDR_PACKET_SIZE) the consumer
- * falls behind and events are discarded. tests/test-core-accounting.py
- * checks that read + discarded == THREADS * EVENTS exactly. */
+/* SPDX-License-Identifier: MIT */
+/* core-accounting.c [THREADS [EVENTS [_exit]]] - every thread records EVENTS
+ * events "acct:ev" carrying (thread index, sequence number), as fast as it
+ * can, so that with a small buffer (FDR_BUFFER_SIZE, FDR_PACKET_SIZE) the
+ * consumer falls behind and events are discarded.
+ * tests/recorder/test-core-accounting.py checks that read + discarded ==
+ * THREADS * EVENTS exactly.
+ *
+ * With "_exit", once the threads have exited the program prints "joined",
+ * waits for EOF on stdin (the driver waits meanwhile for the consumer to
+ * write every packet out) and ends with _exit(0): no exit handler runs, so
+ * the last discards of each thread reach the trace only if its exit
+ * reported them. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include <fdr/fdr.h>
@@ -37,5 +47,12 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
     printf("emitted=%llu\n", (unsigned long long)threads * events);
+    if (argc > 3 && strcmp(argv[3], "_exit") == 0) {
+        printf("joined\n");
+        fflush(stdout);
+        while (getchar() != EOF)
+            ;
+        _exit(0);
+    }
     return 0;
 }

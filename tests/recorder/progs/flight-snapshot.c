@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* flight-snapshot.c - snapshots and the tracing-activity API, driven by
  * tests/test-flight-snapshot.py.
  *
@@ -90,6 +91,17 @@ static void api_checks(const char *dir)
     fdr_thread_set_tracing_enabled(self, true);
     CHECK(fdr_thread_is_tracing_enabled(self));
     fdr_trace(api, on, "x=%d", 4);
+
+    /* A snapshot and a flush stop every thread and resume them: a thread
+     * the user disabled stays disabled. */
+    char pre[4096];
+    snprintf(pre, sizeof pre, "%s.off", dir);
+    fdr_thread_set_tracing_enabled(self, false);
+    CHECK(fdr_snapshot(pre) == 0);
+    fdr_flush(); /* no FDR_OUTPUT: nothing to write, it still resumes */
+    CHECK(!fdr_thread_is_tracing_enabled(self));
+    fdr_trace(api, off_after_snap, "x=%d", 5); /* not recorded */
+    fdr_thread_set_tracing_enabled(self, true);
 
     /* bad inputs: an error code, never a crash */
     CHECK(fdr_snapshot(NULL) == -EINVAL);
@@ -195,7 +207,8 @@ static int cost(int argc, char **argv)
     for (int i = 0; i < n; i++)
         pthread_join(th[i], NULL);
     printf("snapshot of %d threads: %.3f ms\n", n,
-           (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+           (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+               (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
     printf("dir %s\n", dir);
     return 0;
 }
