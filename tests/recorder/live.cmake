@@ -21,6 +21,7 @@ endforeach()
 
 add_executable(test-live-concurrent ${_live_src}/test-live-concurrent.c)
 target_link_libraries(test-live-concurrent PRIVATE fdr Threads::Threads)
+target_include_directories(test-live-concurrent PRIVATE ${FDR_TESTS_DIR}/lib)
 target_compile_definitions(test-live-concurrent PRIVATE PYTHON="${FDR_PYTHON}"
                            TRACECHECK="${FDR_TESTS_DIR}/lib/tracecheck.py")
 # A fresh trace directory each run (stale stream files would be read too).

@@ -11,6 +11,7 @@
 #   install-exports   libfdr.so exports exactly what the headers declare
 add_executable(test-provider ${CMAKE_CURRENT_LIST_DIR}/test-provider.c)
 target_link_libraries(test-provider PRIVATE fdr)
+target_include_directories(test-provider PRIVATE ${FDR_TESTS_DIR}/lib)
 add_test(NAME provider COMMAND test-provider)
 set_tests_properties(provider PROPERTIES TIMEOUT 60)
 

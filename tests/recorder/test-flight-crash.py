@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-flight-crash.py PROG OUTDIR - the crash dump, from the parent's side.
 
 Runs tests/progs/flight-crash.c once per way of dying and checks:
@@ -10,6 +11,10 @@ Runs tests/progs/flight-crash.c once per way of dying and checks:
     babeltrace2 without complaint and ends with the same events;
   - FDR_CRASH=0 and FDR_CRASH_SIGNALS=none: no dump, same signal;
   - FDR_CRASH_SIGNALS=bogus and FDR_CRASH_EVENTS=0: one warning line each.
+A crash handler that returns without restoring the default action would
+make the fault come back for ever: the child runs under a CPU-time limit
+of a few seconds (it needs milliseconds), so such a loop ends in SIGXCPU
+or SIGKILL, which the test names, instead of a wall-clock timeout.
 Under ASan the sanitizer's own SIGSEGV/SIGABRT/SIGFPE handling is switched
 off (ASAN_OPTIONS), as it would replace the signal deaths this test checks.
 """
@@ -22,22 +27,29 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PROG, OUT = sys.argv[1], sys.argv[2]
-failures = []
 shutil.rmtree(OUT, ignore_errors=True)
 os.makedirs(OUT)
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
+check = fdrtest.check
+
+
+CPU_LIMIT = 5  # seconds of CPU: a crash takes milliseconds, a re-fault loop all
 
 
 def no_core():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT, CPU_LIMIT + 1))
+
+
+def refault(p):
+    """A child stopped by its CPU limit: its handler returned and the
+    signal came back, again and again."""
+    return p.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
 
 
 def run(kind, **env):
@@ -93,6 +105,8 @@ for kind, sig in SIGS.items():
     crash_dir = os.path.join(OUT, kind)
     shutil.rmtree(crash_dir, ignore_errors=True)
     p = run(kind, FDR_CRASH_DIR=crash_dir)
+    check(not refault(p), "%s: the crash handler returned and the signal came back until "
+          "the %d s CPU limit (returncode %d)" % (kind, CPU_LIMIT, p.returncode))
     check(p.returncode == -sig, "%s: died of %s (returncode %d, want %d)\n%s"
           % (kind, sig.name, p.returncode, -sig, p.stderr))
     check("fdr: caught %s" % sig.name in p.stderr, kind + ": names the signal")
@@ -149,5 +163,4 @@ warn = [l for l in p.stderr.splitlines() if "FDR_CRASH_EVENTS" in l]
 check(len(warn) == 1 and "not valid" in warn[0], "events=0: one warning\n" + p.stderr)
 check_dump("events=0", "null", p)
 
-print("%d passed, %d failed" % (1 if not failures else 0, 1 if failures else 0))
-sys.exit(1 if failures else 0)
+fdrtest.finish()

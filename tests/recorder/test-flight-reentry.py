@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-flight-reentry.py PROG OUTDIR - events from a signal handler.
 
 Runs tests/progs/flight-reentry.c (10 kHz SIGALRM recording from its
@@ -16,16 +17,13 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PROG, OUT = sys.argv[1], sys.argv[2]
-failures = []
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
+check = fdrtest.check
 
 
 shutil.rmtree(OUT, ignore_errors=True)
@@ -59,5 +57,4 @@ check(sig_n > 1000, "the timer fired (%d)" % sig_n)
 check(read_sig < sig_n, "some handler events were nested and discarded")
 check(read_sig > sig_n // 4, "most handler events recorded (%d of %d)" % (read_sig, sig_n))
 check(sides["main:ev"][1] == list(range(main_n)), "main's events are all there")
-print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
-sys.exit(1 if failures else 0)
+fdrtest.finish()

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-flight-snapshot.py PROG OUTDIR - snapshots read by babeltrace2.
 
 With tests/progs/flight-snapshot.c, in overwrite mode with small rings
@@ -24,16 +25,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PROG, OUT = sys.argv[1], sys.argv[2]
-failures = []
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
+check = fdrtest.check
 
 
 def env(**kw):
@@ -146,5 +144,4 @@ for l in p.stdout.splitlines():
         check(size > 8 * 900 * 1024, "cost: %d bytes of streams for 8 x 1 MiB" % size)
         shutil.rmtree(d, ignore_errors=True)
 
-print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
-sys.exit(1 if failures else 0)
+fdrtest.finish()

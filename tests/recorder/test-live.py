@@ -22,16 +22,13 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PREFIX = re.compile(r"^(\d+)\.(\d{9}) \[(\d+)\] (.*)$")
-FAILS = []
 
 
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
+check = fdrtest.check
 
 
 def run(prog, args, env, stdin=None, timeout=60):
@@ -361,7 +358,4 @@ if __name__ == "__main__":
     case, prog, work = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
     CASES[case](prog, work)
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS))
-        sys.exit(1)
-    print("ok")
+    fdrtest.finish()
