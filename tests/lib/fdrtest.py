@@ -13,6 +13,7 @@ and typed_events() (values with their field classes). One copy of these,
 so that a fix to how traces are checked reaches every test."""
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -78,10 +79,16 @@ def run(argv, outdir=None, env=None, timeout=120, expect_rc=0):
     return p
 
 
-def clean(path):
+def clean(path, overwritten=False):
+    """The babeltrace2 CLI reads path without a complaint; unless packets
+    may have been overwritten, it reports no discarded packet either (a
+    packet_seq_num gap: see read())."""
     ok, err = tracecheck.clean(path)
     if not ok:
         sys.stderr.write(err)
+    lost = re.findall(r"discarded (\d+) packets?", err)
+    if not overwritten:
+        check(not lost, "%s: babeltrace2 reports discarded packets: %s" % (path, lost))
     return check(ok, "babeltrace2 CLI complains about " + path)
 
 

@@ -46,5 +46,5 @@ c.check(pids == {child}, "child's packets carry pid %s, expected %d (parent %d)"
         % (sorted(pids), child, os.getpid()))
 c.check(t.env.get("vpid") == child, "child's metadata vpid %r, expected %d"
         % (t.env.get("vpid"), child))
-c.clean(snap)
+c.clean(snap, overwritten=True)
 c.finish()
