@@ -33,10 +33,7 @@ import tracecheck  # noqa: E402
 PROG, OUT = sys.argv[1], sys.argv[2]
 shutil.rmtree(OUT, ignore_errors=True)
 os.makedirs(OUT)
-
-
 check = fdrtest.check
-
 
 CPU_LIMIT = 5  # seconds of CPU: a crash takes milliseconds, a re-fault loop all
 

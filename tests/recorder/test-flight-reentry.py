@@ -21,10 +21,7 @@ import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PROG, OUT = sys.argv[1], sys.argv[2]
-
-
 check = fdrtest.check
-
 
 shutil.rmtree(OUT, ignore_errors=True)
 e = dict(os.environ)

@@ -29,10 +29,7 @@ import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PROG, OUT = sys.argv[1], sys.argv[2]
-
-
 check = fdrtest.check
-
 
 def env(**kw):
     e = dict(os.environ)

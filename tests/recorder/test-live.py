@@ -26,10 +26,7 @@ import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PREFIX = re.compile(r"^(\d+)\.(\d{9}) \[(\d+)\] (.*)$")
-
-
 check = fdrtest.check
-
 
 def run(prog, args, env, stdin=None, timeout=60):
     e = {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}

@@ -25,10 +25,7 @@ if p.returncode != 0:
     sys.exit("%s exited with %d" % (prog, p.returncode))
 side = dict(l.split("=", 1) for l in p.stdout.split())
 
-
-
 check = fdrtest.check
-
 
 U64 = 2**64 - 1
 expected = [
