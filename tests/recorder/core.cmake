@@ -1,9 +1,9 @@
 # core.cmake - the tests of the core recorder (issue #2): field types, exact
 # accounting of discarded events, timestamps, 10,000 threads, exit paths,
 # compile-time errors, C++ and bad configuration values.
-#   Helper programs: tests/progs/core-*.c (and .cpp), linked with libfdr.
-#   Drivers: tests/test-core-*.py (bt2 through tracecheck.py) and
-#   tests/test-core-compile.sh (tests/compile/*.c must fail to compile).
+#   Helper programs: tests/recorder/progs/core-*.c (and .cpp), linked with libfdr.
+#   Drivers: tests/recorder/test-core-*.py (bt2 through tracecheck.py) and
+#   tests/recorder/test-core-compile.sh (tests/recorder/compile/*.c must fail to compile).
 # Each test writes its traces under <build>/tests/core/<test>.
 set(_core_src ${CMAKE_CURRENT_LIST_DIR})
 set(_core_out ${CMAKE_CURRENT_BINARY_DIR}/core)

@@ -1,9 +1,9 @@
 # flight.cmake - the flight recorder (issue #4): the tracing-section
 # protocol under load, snapshots, crash dumps, re-entrancy from a signal
 # handler.
-#   tests/test-flight-stress.c   1M quiesce cycles with the barrier (zero
+#   tests/recorder/test-flight-stress.c   1M quiesce cycles with the barrier (zero
 #                                violations) and without it (must see some)
-#   tests/test-flight-*.py       drivers of tests/progs/flight-*.c, traces
+#   tests/recorder/test-flight-*.py       drivers of tests/recorder/progs/flight-*.c, traces
 #                                read with bt2 through tracecheck.py
 # Under sanitizers the stress runs fewer cycles (each is ~10x slower); the
 # no-barrier run is left out under TSan, which rightly reports the races it

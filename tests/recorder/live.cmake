@@ -1,8 +1,8 @@
 # live.cmake - tests of live tracing and runtime control (issue #5): printed
 # lines checked exactly, printing vs recording (bt2), concurrent control,
 # tunables, help, bad input, pattern files, FDR_DISABLE tunables.
-#   Programs: tests/progs/live-prog.c (driven by tests/test-live.py),
-#   tests/test-live-concurrent.c, tests/progs/live-disabled.c.
+#   Programs: tests/recorder/progs/live-prog.c (driven by tests/recorder/test-live.py),
+#   tests/recorder/test-live-concurrent.c, tests/recorder/progs/live-disabled.c.
 #   Outputs under <build>/tests/live/<case>.
 set(_live_src ${CMAKE_CURRENT_LIST_DIR})
 set(_live_out ${CMAKE_CURRENT_BINARY_DIR}/live)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """test-core-cxx.py PROG OUTDIR - fdr_trace and fdr_enabled from C++17.
 
-tests/progs/core-cxx.cpp goes through the C++ side of
+tests/recorder/progs/core-cxx.cpp goes through the C++ side of
 include/fdr/internal/args.h (templates, not _Generic). Every field's
 name, field class and value is checked as for C, enumerations included
 (an enum takes its underlying type, signed or not); cxx:off is disabled

@@ -3,7 +3,7 @@
 """test-core-types.py PROG OUTDIR [STRING_MAX] - every supported field type,
 read back by bt2.
 
-Runs tests/progs/core-types.c (or its C++ twin: same events) and checks,
+Runs tests/recorder/progs/core-types.c (or its C++ twin: same events) and checks,
 for each event, the field names in order, the field class babeltrace2
 built from our metadata (signed/unsigned integer and its width, hex
 pointers, single/double real, string) and every value, edge values

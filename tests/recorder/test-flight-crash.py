@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """test-flight-crash.py PROG OUTDIR - the crash dump, from the parent's side.
 
-Runs tests/progs/flight-crash.c once per way of dying and checks:
+Runs tests/recorder/progs/flight-crash.c once per way of dying and checks:
   - the child dies of the same signal as without fdr (returncode -SIG, which
     is WTERMSIG(status) of waitpid), or exits 42 when its own handler says so;
   - stderr holds the last events in time order, with their values and string

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """test-flight-reentry.py PROG OUTDIR - events from a signal handler.
 
-Runs tests/progs/flight-reentry.c (10 kHz SIGALRM recording from its
+Runs tests/recorder/progs/flight-reentry.c (10 kHz SIGALRM recording from its
 handler while main records) writing a trace, then checks with bt2:
   - every event read back is intact: seq increasing by one within each
     side except where events were discarded, neg == -seq, s == prefix+seq;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """test-flight-snapshot.py PROG OUTDIR - snapshots read by babeltrace2.
 
-With tests/progs/flight-snapshot.c, in overwrite mode with small rings
+With tests/recorder/progs/flight-snapshot.c, in overwrite mode with small rings
 (64 KiB of 4 KiB packets per thread):
   - both snapshots are read by the babeltrace2 CLI without complaint;
   - snapshot 1: the newest event recorded before it (main:last) is there;

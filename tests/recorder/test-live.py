@@ -4,7 +4,7 @@
 
     test-live.py CASE PROG WORKDIR
 
-runs tests/progs/live-prog.c (PROG) with FDR_TRACES / FDR_EVENTS /
+runs tests/recorder/progs/live-prog.c (PROG) with FDR_TRACES / FDR_EVENTS /
 FDR_TRACE_FILE / FDR_OUTPUT set and checks the exact printed lines (a regex
 only for the "<sec>.<ns> [tid] " prefix), the warnings on stderr, the
 program's own report on stdout and, with bt2 (tracecheck.py), what reached

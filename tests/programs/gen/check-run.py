@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """check-run.py PROG OUTDIR - runs a program built on the header fdr-gen made
-from tests/gen/ok/syntax.trace-events + second.trace-events (tests/progs/
-gen-run.c, as C or C++) with FDR_OUTPUT=OUTDIR, then reads the trace with
-babeltrace2 (bt2, through tests/tracecheck.py) and checks every event's name,
+from tests/programs/gen/ok/syntax.trace-events + second.trace-events
+(tests/programs/progs/gen-run.c, as C or C++) with FDR_OUTPUT=OUTDIR, then
+reads the trace with babeltrace2 (bt2, through tests/lib/tracecheck.py) and
+checks every event's name,
 field names in order and values, that the disabled events are absent and did
 not evaluate their arguments, that the enabled checks answered right, and
 that the babeltrace2 CLI reads the trace without a complaint."""

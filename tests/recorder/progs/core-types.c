@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* core-types.c - records every supported field type with edge values, for
- * tests/test-core-types.py, which reads the trace back with bt2 and checks
+ * tests/recorder/test-core-types.py, which reads the trace back with bt2 and checks
  * each field's name, field class and value.
  *
  * Values the checker cannot know in advance (addresses) are printed on

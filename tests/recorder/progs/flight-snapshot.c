@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* flight-snapshot.c - snapshots and the tracing-activity API, driven by
- * tests/test-flight-snapshot.py.
+ * tests/recorder/test-flight-snapshot.py.
  *
  *   flight-snapshot snap DIR1 DIR2
  *       API checks (exit 1 with a message on failure), then two writer

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* live-prog.c - the program the live-tracing tests (tests/test-live.py) run.
+/* live-prog.c - the program the live-tracing tests (tests/recorder/test-live.py) run.
  *
  *   live-prog basic          a fixed sequence of events on the main thread,
  *                            then the tunables' values on stdout
