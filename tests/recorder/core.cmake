@@ -47,7 +47,7 @@ set_tests_properties(core-threads PROPERTIES TIMEOUT 240)
 
 # Two runs into one FDR_OUTPUT: only the second run's events are read.
 add_test(NAME core-rerun
-         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-rerun.py $<TARGET_FILE:core-threads>
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-rerun.py $<TARGET_FILE:core-accounting>
                  ${_core_out}/rerun)
 set_tests_properties(core-rerun PROPERTIES TIMEOUT 60)
 

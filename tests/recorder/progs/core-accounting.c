@@ -21,7 +21,7 @@
 #include <fdr/fdr.h>
 
 static uint32_t events = 1000000;
-static pthread_barrier_t start;
+static pthread_barrier_t start, done;
 
 static void *worker(void *arg)
 {
@@ -29,6 +29,9 @@ static void *worker(void *arg)
     pthread_barrier_wait(&start);
     for (uint32_t i = 0; i < events; i++)
         fdr_trace(acct, ev, "thread=%u seq=%u", idx, i);
+    /* No thread exits before all have recorded: each has a buffer (and a
+     * stream) of its own, none is handed on (test-core-rerun.py). */
+    pthread_barrier_wait(&done);
     return NULL;
 }
 
@@ -41,6 +44,7 @@ int main(int argc, char **argv)
     if (threads == 0 || threads > 64)
         return 2;
     pthread_barrier_init(&start, NULL, threads);
+    pthread_barrier_init(&done, NULL, threads);
     for (unsigned i = 0; i < threads; i++)
         if (pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i) != 0)
             return 3;
