@@ -2,12 +2,13 @@
 #   make demo      build, run examples/demo.c, print its trace
 #   make test      build and run the whole suite (normal, ASan+UBSan, TSan, fuzz)
 #   make check     the normal build's tests only (quick, for development)
+#   make mutants   break the code on purpose, see the tests notice (tests/README.md)
 #   make bench     the side-by-side benchmark (LTTng-UST, barectf)
 #   make install   PREFIX=/usr/local DESTDIR=
 PREFIX ?= /usr/local
 BUILD ?= build
 
-.PHONY: all demo test check bench install clean
+.PHONY: all demo test check mutants bench install clean
 # The build is quiet: its log goes to $(BUILD).log, printed only when
 # the build fails, so `make demo` shows the demo's trace and nothing else.
 QUIET_BUILD = cmake -S . -B $(BUILD) -DFDR_BENCH=OFF $(CMAKE_ARGS) >$(BUILD).log 2>&1 && \
@@ -32,6 +33,10 @@ test:
 check:
 	scripts/deps.sh test
 	FDR_TEST_ONLY=normal scripts/test.sh
+
+mutants:
+	scripts/deps.sh test
+	scripts/mutants.py
 
 bench:
 	bench/run.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """tracecheck.py - read an fdr trace with babeltrace2's own reader (bt2).
 
 Tests import it (sys.path) or run it:
@@ -16,6 +17,9 @@ read(DIR) returns a Trace with:
                 cycles, fields); cycles is the raw clock value in the order babeltrace2 delivers them (by time)
     discarded   sum of the counts of discarded-events messages
     discarded_packets  sum of discarded-packets message counts
+    packets     (stream, tid, packet_seq_num) per packet, in order
+    seq_gaps    (stream, previous, next) wherever a stream's packet_seq_num
+                is not the previous one + 1 (the first must be 0)
     env         the trace environment (dict)
 """
 import collections
@@ -38,7 +42,8 @@ class Trace:
         self.discarded = 0
         self.discarded_packets = 0
         self.env = {}
-        self.packets = []  # (stream, tid) per packet, in order
+        self.packets = []  # (stream, tid, seq) per packet, in order
+        self.seq_gaps = []
 
 
 def _value(f):
@@ -70,6 +75,7 @@ def _thread_name(pc):
 def read(path):
     t = Trace()
     it = bt2.TraceCollectionMessageIterator(path)
+    last_seq = {}
     for msg in it:
         if type(msg) is bt2._EventMessageConst:
             ev = msg.event
@@ -97,7 +103,15 @@ def read(path):
                 t.env[k] = _value(v)
         elif type(msg) is bt2._PacketBeginningMessageConst:
             pc = msg.packet.context_field
-            t.packets.append((msg.packet.stream.id, int(pc["tid"])))
+            seq = int(pc["packet_seq_num"]) if "packet_seq_num" in pc else None
+            t.packets.append((msg.packet.stream.id, int(pc["tid"]), seq))
+            # A stream is known by its trace too: a directory may hold
+            # one trace per process.
+            key = (str(msg.packet.stream.trace.uuid), msg.packet.stream.id)
+            prev = last_seq.get(key, -1)
+            if seq is not None and seq != prev + 1:
+                t.seq_gaps.append((msg.packet.stream.id, prev, seq))
+            last_seq[key] = seq
     return t
 
 

@@ -1,9 +1,9 @@
 # core.cmake - the tests of the core recorder (issue #2): field types, exact
 # accounting of discarded events, timestamps, 10,000 threads, exit paths,
 # compile-time errors, C++ and bad configuration values.
-#   Helper programs: tests/progs/core-*.c (and .cpp), linked with libfdr.
-#   Drivers: tests/test-core-*.py (bt2 through tracecheck.py) and
-#   tests/test-core-compile.sh (tests/compile/*.c must fail to compile).
+#   Helper programs: tests/recorder/progs/core-*.c (and .cpp), linked with libfdr.
+#   Drivers: tests/recorder/test-core-*.py (bt2 through tracecheck.py) and
+#   tests/recorder/test-core-compile.sh (tests/recorder/compile/*.c must fail to compile).
 # Each test writes its traces under <build>/tests/core/<test>.
 set(_core_src ${CMAKE_CURRENT_LIST_DIR})
 set(_core_out ${CMAKE_CURRENT_BINARY_DIR}/core)
@@ -18,11 +18,22 @@ add_test(NAME core-types
          COMMAND ${FDR_PYTHON} ${_core_src}/test-core-types.py $<TARGET_FILE:core-types>
                  ${_core_out}/types)
 set_tests_properties(core-types PROPERTIES TIMEOUT 60)
+# The same with FDR_STRING_MAX=16: every string cut at 16 bytes.
+add_test(NAME core-types-string-max
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-types.py $<TARGET_FILE:core-types>
+                 ${_core_out}/types-string-max 16)
+set_tests_properties(core-types-string-max PROPERTIES TIMEOUT 60)
 
 add_test(NAME core-accounting
          COMMAND ${FDR_PYTHON} ${_core_src}/test-core-accounting.py
                  $<TARGET_FILE:core-accounting> ${_core_out}/accounting)
 set_tests_properties(core-accounting PROPERTIES TIMEOUT 240)
+# The same accounting when the process ends with _exit() after its threads
+# exited: each thread's exit must report its last discards.
+add_test(NAME core-accounting-exit
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-accounting.py
+                 $<TARGET_FILE:core-accounting> ${_core_out}/accounting-exit _exit)
+set_tests_properties(core-accounting-exit PROPERTIES TIMEOUT 120)
 
 add_test(NAME core-time
          COMMAND ${FDR_PYTHON} ${_core_src}/test-core-time.py $<TARGET_FILE:core-time>
@@ -33,6 +44,12 @@ add_test(NAME core-threads
          COMMAND ${FDR_PYTHON} ${_core_src}/test-core-threads.py $<TARGET_FILE:core-threads>
                  ${_core_out}/threads)
 set_tests_properties(core-threads PROPERTIES TIMEOUT 240)
+
+# Two runs into one FDR_OUTPUT: only the second run's events are read.
+add_test(NAME core-rerun
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-rerun.py $<TARGET_FILE:core-accounting>
+                 ${_core_out}/rerun)
+set_tests_properties(core-rerun PROPERTIES TIMEOUT 60)
 
 add_test(NAME core-fork
          COMMAND ${FDR_PYTHON} ${_core_src}/test-core-fork.py $<TARGET_FILE:core-fork>

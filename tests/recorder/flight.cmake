@@ -20,6 +20,7 @@ foreach(p crash snapshot reentry scribble)
   add_executable(flight-${p} ${_fl_src}/progs/flight-${p}.c)
   target_link_libraries(flight-${p} PRIVATE fdr Threads::Threads m)
 endforeach()
+target_include_directories(flight-snapshot PRIVATE ${FDR_TESTS_DIR}/lib)
 if(FDR_SANITIZE MATCHES undefined)
   # The crashes are the point: UBSan would stop the null store and the
   # division by zero before the signal does.

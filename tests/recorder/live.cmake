@@ -1,8 +1,8 @@
 # live.cmake - tests of live tracing and runtime control (issue #5): printed
 # lines checked exactly, printing vs recording (bt2), concurrent control,
 # tunables, help, bad input, pattern files, FDR_DISABLE tunables.
-#   Programs: tests/progs/live-prog.c (driven by tests/test-live.py),
-#   tests/test-live-concurrent.c, tests/progs/live-disabled.c.
+#   Programs: tests/recorder/progs/live-prog.c (driven by tests/recorder/test-live.py),
+#   tests/recorder/test-live-concurrent.c, tests/recorder/progs/live-disabled.c.
 #   Outputs under <build>/tests/live/<case>.
 set(_live_src ${CMAKE_CURRENT_LIST_DIR})
 set(_live_out ${CMAKE_CURRENT_BINARY_DIR}/live)
@@ -21,6 +21,7 @@ endforeach()
 
 add_executable(test-live-concurrent ${_live_src}/test-live-concurrent.c)
 target_link_libraries(test-live-concurrent PRIVATE fdr Threads::Threads)
+target_include_directories(test-live-concurrent PRIVATE ${FDR_TESTS_DIR}/lib)
 target_compile_definitions(test-live-concurrent PRIVATE PYTHON="${FDR_PYTHON}"
                            TRACECHECK="${FDR_TESTS_DIR}/lib/tracecheck.py")
 # A fresh trace directory each run (stale stream files would be read too).

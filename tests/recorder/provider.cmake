@@ -1,16 +1,17 @@
-# provider.cmake - tests of providers and raw events (lib/provider.c), of the
+# provider.cmake - tests of providers and raw events (lib/recorder/provider.c), of the
 # compile-out switch (-DFDR_DISABLE) and of the installed package.
 #   provider          unit test: identity, conflicts, refcounts, bad input,
-#                     fdr_raw_event() return codes (tests/test-provider.c)
+#                     fdr_raw_event() return codes (tests/recorder/test-provider.c)
 #   provider-raw      raw payloads as babeltrace2 reads them, 64 KiB packets
 #   provider-raw-4k   the same with 4 KiB packets (another size limit)
 #   disable           -DFDR_DISABLE leaves no symbol, string or section and
-#                     runs no argument (tests/disable/check-disable.sh)
+#                     runs no argument (tests/recorder/disable/check-disable.sh)
 #   install           cmake --install into a temporary DESTDIR/prefix, then
 #                     consumers built with pkg-config and find_package(fdr)
 #   install-exports   libfdr.so exports exactly what the headers declare
 add_executable(test-provider ${CMAKE_CURRENT_LIST_DIR}/test-provider.c)
 target_link_libraries(test-provider PRIVATE fdr)
+target_include_directories(test-provider PRIVATE ${FDR_TESTS_DIR}/lib)
 add_test(NAME provider COMMAND test-provider)
 set_tests_properties(provider PROPERTIES TIMEOUT 60)
 

@@ -9,12 +9,11 @@ trace holds all 20 events; output-missing (FDR_OUTPUT in a directory that
 does not exist), output-readonly (on a read-only file system: /proc, which
 even root cannot write), output-file (FDR_OUTPUT is a regular file): no
 trace, one line."""
-import importlib
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-c = importlib.import_module("test-core-common")
+import fdrtest as c  # noqa: E402
 check = c.check
 
 prog, out, case = sys.argv[1], sys.argv[2], sys.argv[3]

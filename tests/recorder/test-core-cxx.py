@@ -1,17 +1,16 @@
 #!/usr/bin/python3
 """test-core-cxx.py PROG OUTDIR - fdr_trace and fdr_enabled from C++17.
 
-tests/progs/core-cxx.cpp goes through the C++ side of
+tests/recorder/progs/core-cxx.cpp goes through the C++ side of
 include/fdr/internal/args.h (templates, not _Generic). Every field's
 name, field class and value is checked as for C, enumerations included
 (an enum takes its underlying type, signed or not); cxx:off is disabled
 by FDR_EVENTS, so its guard must skip the argument's evaluation."""
-import importlib
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-c = importlib.import_module("test-core-common")
+import fdrtest as c  # noqa: E402
 check = c.check
 
 prog, out = sys.argv[1], sys.argv[2]

@@ -2,18 +2,17 @@
 """test-core-exit.py PROG OUTDIR MODE - nothing committed is lost at exit.
 
 MODE is exit, return, _exit (after fdr_flush) or thread (exit() from a
-recording thread); see tests/progs/core-exit.c. The workers are still
+recording thread); see tests/recorder/progs/core-exit.c. The workers are still
 alive, their packets partially filled, when the process ends. Every event
 must be in the trace, exactly once and in order, nothing discarded; the
 events recorded by an atexit handler registered after the first event too
 (except with _exit, which runs no handler)."""
 import collections
-import importlib
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-c = importlib.import_module("test-core-common")
+import fdrtest as c  # noqa: E402
 check = c.check
 bt2 = c.bt2
 

@@ -9,12 +9,11 @@ frequency shows there). If the program was preempted between its clock
 read and the event (its read after the event is late too), the timestamp
 must lie between the two reads instead. Within each stream, packet beginnings, events and
 packet ends must never go back in time, in clock cycles and in ns."""
-import importlib
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-c = importlib.import_module("test-core-common")
+import fdrtest as c  # noqa: E402
 check = c.check
 bt2 = c.bt2
 

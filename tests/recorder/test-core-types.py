@@ -1,24 +1,31 @@
 #!/usr/bin/python3
-"""test-core-types.py PROG OUTDIR - every supported field type, read back by bt2.
+# SPDX-License-Identifier: MIT
+"""test-core-types.py PROG OUTDIR [STRING_MAX] - every supported field type,
+read back by bt2.
 
-Runs tests/progs/core-types.c (or its C++ twin: same events) and checks,
+Runs tests/recorder/progs/core-types.c (or its C++ twin: same events) and checks,
 for each event, the field names in order, the field class babeltrace2
 built from our metadata (signed/unsigned integer and its width, hex
 pointers, single/double real, string) and every value, edge values
 included: INT64_MIN, UINT64_MAX, NaN, infinities, -0.0, empty, UTF-8,
-NULL and truncated strings, 0 to 12 fields. Then the babeltrace2 CLI must
-read the trace without a warning."""
-import importlib
+NULL and truncated strings (a string of exactly FDR_STRING_MAX bytes of
+2-byte characters is whole), 0 to 12 fields, one provider:event recorded
+from two sites with other argument types (two classes). Then the
+babeltrace2 CLI must read the trace without a warning.
+
+With STRING_MAX, the program runs with FDR_STRING_MAX=STRING_MAX and every
+expected string is cut as the library must cut it (cut() below)."""
 import os
 import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-c = importlib.import_module("test-core-common")
+import fdrtest as c  # noqa: E402
 check = c.check
 
 prog, out = sys.argv[1], sys.argv[2]
-p = c.run([prog], out)
+MAX = int(sys.argv[3]) if len(sys.argv) > 3 else 256
+p = c.run([prog], out, env={"FDR_STRING_MAX": str(MAX)} if len(sys.argv) > 3 else None)
 side = dict(l.split("=", 1) for l in p.stdout.split())
 
 
@@ -69,7 +76,7 @@ expected = {
     "types:long_strings": [
         ("a300", S, "a" * 253 + ELL), ("u2", S, "\u00e9" * 126 + ELL),
         ("u3", S, "\u65e5" * 84 + ELL), ("u4", S, "\U0001f642" * 63 + ELL),
-        ("s256", S, "b" * 256), ("s257", S, "c" * 253 + ELL)],
+        ("s256", S, "b" * 256), ("s257", S, "c" * 253 + ELL), ("e128", S, "\u00e9" * 128)],
     "types:enums": [("es", "unsigned32", 7), ("en", "signed32", -3)],
     "nargs:n0": [],
     "nargs:n0b": [],
@@ -82,10 +89,29 @@ expected = {
                        ("gamma", "signed32", 3)],
     "names:partial": [("one", "signed32", 1), ("arg1", "signed32", 2)],
 }
+
+
+def cut(v):
+    """v as stored with FDR_STRING_MAX=MAX: whole if it fits, else its first
+    MAX-3 bytes, back to a UTF-8 boundary, then U+2026. (The expected
+    values above are for 256; cutting them again at a smaller MAX gives
+    what cutting the original gives, their first 253 bytes being equal.)"""
+    b = v.encode()
+    if len(b) <= MAX:
+        return v
+    n = MAX - 3
+    while n > 0 and (b[n] & 0xC0) == 0x80:
+        n -= 1
+    return b[:n].decode() + ELL
+
+
+if MAX != 256:
+    expected = {k: [(n, t, cut(v) if t == S else v) for n, t, v in f]
+                for k, f in expected.items()}
 for n in range(1, 13):
     f = [("arg%d" % i, "signed32", i + 1) for i in range(n)]
     if n == 12:
-        f[11] = ("arg11", S, "twelve")
+        f[11] = ("arg11", S, cut("twelve"))
     expected["nargs:n%d" % n] = f
 
 
@@ -93,6 +119,11 @@ events = c.typed_events(out)
 seen = {}
 for name, fields in events:
     seen.setdefault(name, []).append(fields)
+
+# Two sites, two classes: each value read back with its own type.
+two = seen.pop("types:two_sites", [])
+check(two == [[("v", "signed16", -2)], [("v", "signed32", 100000)]],
+      "types:two_sites: %r" % two)
 
 for name, want in expected.items():
     if not check(name in seen, "event %s is missing" % name):
@@ -105,7 +136,7 @@ for name, want in expected.items():
         check(gk == wk, "%s.%s: field class %s, expected %s" % (name, wn, gk, wk))
         check(c.same(gv, wv), "%s.%s: value %r, expected %r" % (name, wn, gv, wv))
         if gk == S:
-            check(len(gv.encode()) <= 256, "%s.%s: %d bytes > FDR_STRING_MAX" %
+            check(len(gv.encode()) <= MAX, "%s.%s: %d bytes > FDR_STRING_MAX" %
                   (name, wn, len(gv.encode())))
 
 loops = seen.get("names:loop", [])

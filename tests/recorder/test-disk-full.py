@@ -8,7 +8,6 @@ cannot all fit: fdr_flush() must return -EIO. The test then deletes the
 file and the program records 10,000 more. Afterwards babeltrace2 reads the
 trace with no error, emitted = recorded + discarded exactly, some of the
 first phase is discarded and every event of the second phase is there."""
-import importlib
 import os
 import select
 import shutil
@@ -16,7 +15,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-c = importlib.import_module("test-core-common")
+import fdrtest as c  # noqa: E402
 check = c.check
 tracecheck = c.tracecheck
 

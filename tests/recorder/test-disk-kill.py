@@ -13,7 +13,6 @@ program committed, less at most the open packet of each thread (the one
 part a helper cannot see until the ring publishes a committed position).
 The consumer thread is made to sleep (FDR_FLUSH_MS=60000), so nearly all
 of the trace is written by the helper after the end."""
-import importlib
 import os
 import random
 import select
@@ -25,7 +24,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-c = importlib.import_module("test-core-common")
+import fdrtest as c  # noqa: E402
 check = c.check
 tracecheck = c.tracecheck
 

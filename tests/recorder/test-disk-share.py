@@ -7,14 +7,13 @@ fork+exec, vfork+exec) that inherits FDR_OUTPUT, waits for it and records
 again. Each process must get its own DIR/disk-prog-<pid>/ trace, complete
 (every event, none discarded), babeltrace2 must read DIR whole (both traces
 merged, no error), and a file of the user's left in DIR is kept."""
-import importlib
 import os
 import re
 import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-c = importlib.import_module("test-core-common")
+import fdrtest as c  # noqa: E402
 check = c.check
 tracecheck = c.tracecheck
 

@@ -12,7 +12,6 @@ symlinks (an fdr_snapshot directory). Every symlink points at a root-owned
 FDR_CRASH_DIR set to the shared directory, records, calls fdr_snapshot on
 snap/ and crashes with SIGSEGV. The root file must be unchanged, the
 snapshot refused (-EEXIST), and each refusal said in one line."""
-import importlib
 import os
 import shutil
 import signal
@@ -21,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-c = importlib.import_module("test-core-common")
+import fdrtest as c  # noqa: E402
 check = c.check
 
 prog = sys.argv[1]

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-flight-crash.py PROG OUTDIR - the crash dump, from the parent's side.
 
-Runs tests/progs/flight-crash.c once per way of dying and checks:
+Runs tests/recorder/progs/flight-crash.c once per way of dying and checks:
   - the child dies of the same signal as without fdr (returncode -SIG, which
     is WTERMSIG(status) of waitpid), or exits 42 when its own handler says so;
   - stderr holds the last events in time order, with their values and string
@@ -10,6 +11,10 @@ Runs tests/progs/flight-crash.c once per way of dying and checks:
     babeltrace2 without complaint and ends with the same events;
   - FDR_CRASH=0 and FDR_CRASH_SIGNALS=none: no dump, same signal;
   - FDR_CRASH_SIGNALS=bogus and FDR_CRASH_EVENTS=0: one warning line each.
+A crash handler that returns without restoring the default action would
+make the fault come back for ever: the child runs under a CPU-time limit
+of a few seconds (it needs milliseconds), so such a loop ends in SIGXCPU
+or SIGKILL, which the test names, instead of a wall-clock timeout.
 Under ASan the sanitizer's own SIGSEGV/SIGABRT/SIGFPE handling is switched
 off (ASAN_OPTIONS), as it would replace the signal deaths this test checks.
 """
@@ -22,22 +27,26 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PROG, OUT = sys.argv[1], sys.argv[2]
-failures = []
 shutil.rmtree(OUT, ignore_errors=True)
 os.makedirs(OUT)
+check = fdrtest.check
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
+CPU_LIMIT = 5  # seconds of CPU: a crash takes milliseconds, a re-fault loop all
 
 
 def no_core():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT, CPU_LIMIT + 1))
+
+
+def refault(p):
+    """A child stopped by its CPU limit: its handler returned and the
+    signal came back, again and again."""
+    return p.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
 
 
 def run(kind, **env):
@@ -51,6 +60,9 @@ def run(kind, **env):
     e.update(env)
     p = subprocess.run([PROG, kind], env=e, capture_output=True, text=True,
                        preexec_fn=no_core, timeout=60)
+    if refault(p):  # no point in going on: every crash would loop
+        fdrtest.fail("%s: the crash handler returned and the signal came back until the "
+                     "%d s CPU limit (returncode %d)" % (kind, CPU_LIMIT, p.returncode))
     return p
 
 
@@ -170,5 +182,4 @@ warn = [l for l in p.stderr.splitlines() if l.startswith("fdr: FDR_CRASH_EVENTS"
 check(len(warn) == 1 and "not valid" in warn[0], "events=0: one warning\n" + p.stderr)
 check_dump("events=0", "null", p)
 
-print("%d passed, %d failed" % (1 if not failures else 0, 1 if failures else 0))
-sys.exit(1 if failures else 0)
+fdrtest.finish()

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-flight-reentry.py PROG OUTDIR - events from a signal handler.
 
-Runs tests/progs/flight-reentry.c (10 kHz SIGALRM recording from its
+Runs tests/recorder/progs/flight-reentry.c (10 kHz SIGALRM recording from its
 handler while main records) writing a trace, then checks with bt2:
   - every event read back is intact: seq increasing by one within each
     side except where events were discarded, neg == -seq, s == prefix+seq;
@@ -16,17 +17,11 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PROG, OUT = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
+check = fdrtest.check
 
 shutil.rmtree(OUT, ignore_errors=True)
 e = dict(os.environ)
@@ -59,5 +54,4 @@ check(sig_n > 1000, "the timer fired (%d)" % sig_n)
 check(read_sig < sig_n, "some handler events were nested and discarded")
 check(read_sig > sig_n // 4, "most handler events recorded (%d of %d)" % (read_sig, sig_n))
 check(sides["main:ev"][1] == list(range(main_n)), "main's events are all there")
-print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
-sys.exit(1 if failures else 0)
+fdrtest.finish()

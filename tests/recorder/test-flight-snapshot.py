@@ -1,7 +1,8 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-flight-snapshot.py PROG OUTDIR - snapshots read by babeltrace2.
 
-With tests/progs/flight-snapshot.c, in overwrite mode with small rings
+With tests/recorder/progs/flight-snapshot.c, in overwrite mode with small rings
 (64 KiB of 4 KiB packets per thread):
   - both snapshots are read by the babeltrace2 CLI without complaint;
   - snapshot 1: the newest event recorded before it (main:last) is there;
@@ -25,17 +26,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PROG, OUT = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
+check = fdrtest.check
 
 def env(**kw):
     e = dict(os.environ)
@@ -86,6 +81,8 @@ names1 = [e.name for e in t1.events]
 check("api:before" in names1 and "api:on" in names1, "api:before and api:on recorded")
 check("api:off" not in names1 and "api:thread_off" not in names1,
       "events recorded while tracing was disabled are absent")
+check("api:off_after_snap" not in names1,
+      "a thread disabled before a snapshot and a flush stays disabled after them")
 # the writers: newest events, contiguous, intact
 for who in ("wa", "wb"):
     ev = [e for e in by_name(t1, "load:ev") if e.fields["who"] == who]
@@ -156,5 +153,4 @@ for l in p.stdout.splitlines():
         check(size > 8 * 900 * 1024, "cost: %d bytes of streams for 8 x 1 MiB" % size)
         shutil.rmtree(d, ignore_errors=True)
 
-print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
-sys.exit(1 if failures else 0)
+fdrtest.finish()

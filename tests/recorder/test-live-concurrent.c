@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-live-concurrent.c - fdr_trace_set / fdr_record_set from 4 threads
  * while 4 others record and print (issue #5).
  *
@@ -22,11 +23,14 @@
 
 #include <fdr/fdr.h>
 
+#include "check.h"
+
 #define NEV 5 /* conc:e0 .. e3, conc:mark */
 static const char *names[NEV] = {"e0", "e1", "e2", "e3", "mark"};
 
 /* Specs and, per event, whether each turns it on (printing or recording). */
-static const char *tspec[4] = {"conc:e0", "conc:e1,conc:mark", "conc:*:-conc:e2", "-conc:*"};
+static const char *tspec[4] = {"conc:e0", "conc:e1,conc:mark", "conc:*:-conc:e2",
+                               "-conc:*"};
 static const int ton[4][NEV] = {
     {1, 0, 0, 0, 0}, {0, 1, 0, 0, 1}, {1, 1, 0, 1, 1}, {0, 0, 0, 0, 0}};
 static const char *rspec[4] = {"conc:e0,conc:mark", "-conc:e1", "none", "all"};
@@ -34,17 +38,6 @@ static const int ron[4][NEV] = {
     {1, 0, 0, 0, 1}, {1, 0, 1, 1, 1}, {0, 0, 0, 0, 0}, {1, 1, 1, 1, 1}};
 
 static int stop, turn;
-static int failures;
-
-#define CHECK(c, ...)                                                                    \
-    do {                                                                                 \
-        if (!(c)) {                                                                      \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                         \
-            fprintf(stderr, __VA_ARGS__);                                                \
-            fprintf(stderr, "\n");                                                       \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
 
 static void emit(int phase, int i)
 {
@@ -76,8 +69,8 @@ static void *setter(void *arg)
 {
     int k = (int)(long)arg;
     for (int i = 0; i < 2000; i++) {
-        CHECK(fdr_trace_set(tspec[(k + i) % 4]) == 0, "fdr_trace_set");
-        CHECK(fdr_record_set(rspec[(k + 3 * i) % 4]) == 0, "fdr_record_set");
+        CHECK_MSG(fdr_trace_set(tspec[(k + i) % 4]) == 0, "fdr_trace_set");
+        CHECK_MSG(fdr_record_set(rspec[(k + 3 * i) % 4]) == 0, "fdr_record_set");
     }
     /* Final round, in the order k = 0, 1, 2, 3: thread k sets spec k. */
     while (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) != k)
@@ -135,8 +128,8 @@ int main(void)
     for (int n = 0; n < 20; n++) {
         struct state s = {0};
         fdr_event_list(list_cb, &s);
-        CHECK(which(ton, s.printed) >= 0, "torn printing state");
-        CHECK(which(ron, s.recorded) >= 0, "torn recording state");
+        CHECK_MSG(which(ton, s.printed) >= 0, "torn printing state");
+        CHECK_MSG(which(ron, s.recorded) >= 0, "torn recording state");
     }
     __atomic_store_n(&turn, 0, __ATOMIC_RELEASE);
     for (int i = 0; i < 4; i++)
@@ -149,19 +142,20 @@ int main(void)
     struct state s = {0};
     fdr_event_list(list_cb, &s);
     for (int i = 0; i < NEV; i++)
-        CHECK(s.seen[i] == 1, "conc:%s listed %d times", names[i], s.seen[i]);
-    CHECK(which(ton, s.printed) == 3, "printing state is spec %d, not 3", which(ton, s.printed));
-    CHECK(which(ron, s.recorded) == 0, "recording state is spec %d, not 0",
-          which(ron, s.recorded));
+        CHECK_MSG(s.seen[i] == 1, "conc:%s listed %d times", names[i], s.seen[i]);
+    CHECK_MSG(which(ton, s.printed) == 3, "printing state is spec %d, not 3",
+              which(ton, s.printed));
+    CHECK_MSG(which(ron, s.recorded) == 0, "recording state is spec %d, not 0",
+              which(ron, s.recorded));
 
     /* Set a known state, then record once per event after the joins. */
-    CHECK(fdr_trace_set("conc:e1,conc:e3") == 0, "set");
-    CHECK(fdr_record_set("conc:e2,conc:mark") == 0, "set");
+    CHECK_MSG(fdr_trace_set("conc:e1,conc:e3") == 0, "set");
+    CHECK_MSG(fdr_record_set("conc:e2,conc:mark") == 0, "set");
     struct stat st;
-    CHECK(stat(file, &st) == 0, "stat %s", file);
+    CHECK_MSG(stat(file, &st) == 0, "stat %s", file);
     emit(1, 0);
     FILE *f = fopen(file, "r");
-    CHECK(f != NULL, "open %s", file);
+    CHECK_MSG(f != NULL, "open %s", file);
     int got[NEV] = {0}, lines = 0;
     if (f) {
         fseek(f, st.st_size, SEEK_SET);
@@ -178,14 +172,15 @@ int main(void)
         }
         fclose(f);
     }
-    CHECK(lines == 2 && got[1] == 1 && got[3] == 1, "printed after joins: %d lines", lines);
+    CHECK_MSG(lines == 2 && got[1] == 1 && got[3] == 1, "printed after joins: %d lines",
+              lines);
 
     /* What reached the disk after the joins: conc:e2 and conc:mark only. */
-    CHECK(fdr_flush() == 0, "fdr_flush");
+    CHECK_MSG(fdr_flush() == 0, "fdr_flush");
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "%s %s dump %s", PYTHON, TRACECHECK, out);
     FILE *p = popen(cmd, "r");
-    CHECK(p != NULL, "popen");
+    CHECK_MSG(p != NULL, "popen");
     int rgot[NEV] = {0}, phase1 = 0;
     if (p) {
         static char line[1 << 16];
@@ -200,14 +195,13 @@ int main(void)
                     rgot[i]++;
             }
         }
-        CHECK(pclose(p) == 0, "tracecheck dump failed");
+        CHECK_MSG(pclose(p) == 0, "tracecheck dump failed");
     }
-    CHECK(phase1 == 2 && rgot[2] == 1 && rgot[4] == 1, "recorded after joins: %d", phase1);
+    CHECK_MSG(phase1 == 2 && rgot[2] == 1 && rgot[4] == 1, "recorded after joins: %d",
+              phase1);
 
-    if (failures) {
-        fprintf(stderr, "%d failure(s)\n", failures);
+    if (check_status())
         return 1;
-    }
     printf("ok: %ld rounds of 5 events recorded during the storm\n", recorded_rounds);
     return 0;
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-live.py - end-to-end tests of live tracing (issue #5).
 
     test-live.py CASE PROG WORKDIR
 
-runs tests/progs/live-prog.c (PROG) with FDR_TRACES / FDR_EVENTS /
+runs tests/recorder/progs/live-prog.c (PROG) with FDR_TRACES / FDR_EVENTS /
 FDR_TRACE_FILE / FDR_OUTPUT set and checks the exact printed lines (a regex
 only for the "<sec>.<ns> [tid] " prefix), the warnings on stderr, the
 program's own report on stdout and, with bt2 (tracecheck.py), what reached
@@ -21,17 +22,11 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fdrtest  # noqa: E402
 import tracecheck  # noqa: E402
 
 PREFIX = re.compile(r"^(\d+)\.(\d{9}) \[(\d+)\] (.*)$")
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
-
+check = fdrtest.check
 
 def run(prog, args, env, stdin=None, timeout=60):
     e = {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
@@ -70,7 +65,8 @@ def expect_eq(got, want, what):
 
 BASIC_ALL = [
     "live:start n=3 name=alpha",
-    "live:value x=42 ratio=0.125 neg=-7",
+    # zero padding goes after the sign and after the 0x prefix
+    "live:value x=42 ratio=0.125 neg=-7 pad=-0042 hex=0x0000beef",
     "live:skip never=1",
     "live:empty",
     "other:ping seq=9",
@@ -170,7 +166,7 @@ def case_record_not_print(prog, work):
     expect_eq(warns, [], "no warning")
     evs, _ = trace_events(d)
     expect_eq([n for n, _ in evs], ["live:start", "live:value"], "trace: start and value")
-    check(evs[1][1] == {"x": 42, "ratio": 0.125, "neg": -7}, "value fields %r" % (evs[1][1],))
+    check(evs[1][1] == {"x": 42, "ratio": 0.125, "neg": -7, "pad": -42, "hex": 0xbeef}, "value fields %r" % (evs[1][1],))
     # Recorded and printed both.
     d = fresh(work, "both")
     p = run(prog, ["basic"], {"FDR_OUTPUT": d, "FDR_TRACES": "other:ping"})
@@ -285,7 +281,7 @@ def case_help(prog, work):
                      '  R- live:empty  ""',
                      '  RP live:start  "n=%d name=%s"',
                      '  -- live:skip  "never=%d"',
-                     '  R- live:value  "x=%u ratio=%.3f neg=%d"',
+                     '  R- live:value  "x=%u ratio=%.3f neg=%d pad=%05d hex=%#010x"',
                      '  R- other:ping  "seq=%llu"',
                      "tunables (name=value to set):",
                      "  batch_size=64  (integer, default 32)",
@@ -359,7 +355,4 @@ if __name__ == "__main__":
     case, prog, work = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
     CASES[case](prog, work)
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS))
-        sys.exit(1)
-    print("ok")
+    fdrtest.finish()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-provider.c - providers: identity, conflicts, reference counts, bad
  * input, and the return codes of fdr_raw_event() (the payloads as read by
  * babeltrace2 are checked by test-provider-raw.py).
@@ -15,25 +16,7 @@
 
 #include <fdr/fdr.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                       \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
-
-#define CHECK_ERR(expr, want)                                                            \
-    do {                                                                                 \
-        int got_ = (expr);                                                               \
-        if (got_ != (want)) {                                                            \
-            printf("FAIL %s:%d: %s = %d (%s), want %s\n", __FILE__, __LINE__, #expr,      \
-                   got_, fdr_strerror(got_), #want);                                     \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
+#include "check.h"
 
 /* ---- stderr capture ------------------------------------------------------ */
 
@@ -75,15 +58,14 @@ static int count_lines(const char *s)
 static void expect_refused(const fdr_provider_desc_t *d, int want, const char *needle,
                            int line)
 {
-    fdr_provider_t *h = (fdr_provider_t *)&failures; /* must stay unchanged */
+    fdr_provider_t *h = (fdr_provider_t *)&check_failures; /* must stay unchanged */
     capture_begin();
     int r = fdr_provider_register(d, &h);
     const char *err = capture_end();
-    if (r != want || h != (fdr_provider_t *)&failures || count_lines(err) != 1 ||
+    if (r != want || h != (fdr_provider_t *)&check_failures || count_lines(err) != 1 ||
         strncmp(err, "fdr: ", 5) != 0 || !strstr(err, needle)) {
-        printf("FAIL line %d: got %d (%s), want %d; stderr: %s", line, r, fdr_strerror(r),
-               want, err[0] ? err : "(nothing)\n");
-        failures++;
+        CHECK_MSG(0, "line %d: got %d (%s), want %d; stderr: %s", line, r,
+                  fdr_strerror(r), want, err[0] ? err : "(nothing)\n");
     }
 }
 #define EXPECT_REFUSED(d, want, needle) expect_refused(d, want, needle, __LINE__)
@@ -326,20 +308,21 @@ static void *worker(void *arg)
     for (int i = 0; i < 300; i++) {
         fdr_provider_t *h = NULL;
         if (fdr_provider_register(&d, &h) != 0 || h != shared_handle)
-            __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&check_failures, 1, __ATOMIC_RELAXED);
         int r = fdr_raw_event(h, (unsigned)(i % 8), &i, sizeof i);
         if (r != 0 && r != -ENOSPC)
-            __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&check_failures, 1, __ATOMIC_RELAXED);
         if (fdr_provider_unregister(h) != 0)
-            __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&check_failures, 1, __ATOMIC_RELAXED);
         /* a provider of its own, freed each time */
         char name[32];
         snprintf(name, sizeof name, "own%ld", id);
         fdr_provider_desc_t o = FDR_PROVIDER_DESC_INIT(name, 2, (uint32_t)i);
         fdr_provider_t *mine = NULL;
         if (fdr_provider_register(&o, &mine) != 0 ||
-            fdr_raw_event(mine, 1, name, 4) == -EINVAL || fdr_provider_unregister(mine) != 0)
-            __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);
+            fdr_raw_event(mine, 1, name, 4) == -EINVAL ||
+            fdr_provider_unregister(mine) != 0)
+            __atomic_fetch_add(&check_failures, 1, __ATOMIC_RELAXED);
     }
     return NULL;
 }
@@ -371,10 +354,8 @@ int main(void)
     test_raw_codes();
     test_threads();
     test_table_full(); /* last: needs every slot free */
-    if (failures) {
-        printf("%d failure(s)\n", failures);
+    if (check_status())
         return 1;
-    }
     printf("ok\n");
     return 0;
 }

@@ -1,9 +1,12 @@
-/* core-fork.c - a forked child must not write into its parent's rings or
- * trace. Before fork() the parent records from main and from a thread that
+/* SPDX-License-Identifier: MIT */
+/* core-fork.c [SNAPDIR] - a forked child must not write into its parent's
+ * rings or trace. Before fork() the parent records from main and from a thread that
  * exits (its ring goes back to the pool); after fork() the child turns
  * tracing on and records 5000 events while the parent records from main
  * and from a new thread, which takes the pooled ring. The parent's trace
- * must hold exactly the parent's events. */
+ * must hold exactly the parent's events. With SNAPDIR, the child then takes
+ * fdr_snapshot(SNAPDIR): its packets and metadata must carry the child's
+ * pid, printed on stdout as "child=<pid>". */
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -26,8 +29,9 @@ static void run_worker(int base)
     pthread_join(t, NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *snapdir = argc > 1 ? argv[1] : NULL;
     for (int i = 0; i < 1000; i++)
         fdr_trace(fork, parent, "seq=%d", i);
     run_worker(0);
@@ -38,9 +42,12 @@ int main(void)
         fdr_set_tracing_enabled(true); /* must use rings of its own */
         for (int i = 0; i < 5000; i++)
             fdr_trace(fork, child, "seq=%d", i);
+        if (snapdir && fdr_snapshot(snapdir) != 0)
+            _exit(4);
         /* No trace on disk for the child; flushing says so. */
         _exit(fdr_flush() == -ENOTSUP ? 0 : 3);
     }
+    printf("child=%d\n", (int)pid);
     int st = 0;
     waitpid(pid, &st, 0);
     for (int i = 1000; i < 2000; i++)

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /* core-types.c - records every supported field type with edge values, for
- * tests/test-core-types.py, which reads the trace back with bt2 and checks
+ * tests/recorder/test-core-types.py, which reads the trace back with bt2 and checks
  * each field's name, field class and value.
  *
  * Values the checker cannot know in advance (addresses) are printed on
@@ -15,8 +16,8 @@
 
 #include <fdr/fdr.h>
 
-enum small { SMALL_A = 1, SMALL_B = 7 };          /* unsigned int with gcc */
-enum negative { NEG_A = -3, NEG_B = 2 };          /* int */
+enum small { SMALL_A = 1, SMALL_B = 7 }; /* unsigned int with gcc */
+enum negative { NEG_A = -3, NEG_B = 2 }; /* int */
 
 static void repeat(char *out, const char *unit, size_t n)
 {
@@ -39,13 +40,13 @@ int main(void)
     uint32_t u32x = UINT32_MAX;
     uint64_t u64x = UINT64_MAX;
     fdr_trace(types, ints_min,
-              "b=%d c=%c i8=%d i16=%d i32=%" PRId32 " i64=%" PRId64 " u8=%u u16=%u u32=%" PRIu32
-              " u64=%" PRIu64,
+              "b=%d c=%c i8=%d i16=%d i32=%" PRId32 " i64=%" PRId64
+              " u8=%u u16=%u u32=%" PRIu32 " u64=%" PRIu64,
               bf, cneg, i8n, i16n, i32n, i64n, (uint8_t)0, (uint16_t)0, (uint32_t)0,
               (uint64_t)0);
     fdr_trace(types, ints_max,
-              "b=%d c=%c i8=%d i16=%d i32=%" PRId32 " i64=%" PRId64 " u8=%u u16=%u u32=%" PRIu32
-              " u64=%" PRIu64,
+              "b=%d c=%c i8=%d i16=%d i32=%" PRId32 " i64=%" PRId64
+              " u8=%u u16=%u u32=%" PRIu32 " u64=%" PRIu64,
               bt, c, i8x, i16x, i32x, i64x, u8x, u16x, u32x, u64x);
     /* long, long long, size_t, plain int/short/signed char spellings. */
     long l = LONG_MIN;
@@ -53,17 +54,18 @@ int main(void)
     size_t sz = 12345;
     short sh = -2;
     signed char sc = -128;
-    fdr_trace(types, spellings, "l=%ld ull=%llu sz=%zu sh=%hd sc=%hhd", l, ull, sz, sh, sc);
+    fdr_trace(types, spellings, "l=%ld ull=%llu sz=%zu sh=%hd sc=%hhd", l, ull, sz, sh,
+              sc);
 
     /* Reals. */
     float fnan = NAN, finf = INFINITY, fmin = FLT_MIN, fmax = FLT_MAX, fneg0 = -0.0f;
     double dnan = NAN, dpinf = INFINITY, dninf = -INFINITY, dneg0 = -0.0, dmax = DBL_MAX,
            dmin = DBL_MIN, dtrue = DBL_TRUE_MIN, third = 1.0 / 3.0;
-    fdr_trace(types, floats, "nan=%f inf=%f min=%g max=%g neg0=%f", fnan, finf, fmin, fmax,
-              fneg0);
+    fdr_trace(types, floats, "nan=%f inf=%f min=%g max=%g neg0=%f", fnan, finf, fmin,
+              fmax, fneg0);
     fdr_trace(types, doubles,
-              "nan=%f pinf=%f ninf=%f neg0=%f max=%g min=%g tmin=%g third=%.17g", dnan, dpinf,
-              dninf, dneg0, dmax, dmin, dtrue, third);
+              "nan=%f pinf=%f ninf=%f neg0=%f max=%g min=%g tmin=%g third=%.17g", dnan,
+              dpinf, dninf, dneg0, dmax, dmin, dtrue, third);
 
     /* Pointers: recorded as addresses (hex integers), never dereferenced;
      * an unsigned char * is a pointer, not a string. */
@@ -80,13 +82,15 @@ int main(void)
            (uintptr_t)pcv, (uintptr_t)puc);
 
     /* Strings. */
-    static char ascii300[301], utf2[401], utf3[301], utf4[321], s256[257], s257[258];
+    static char ascii300[301], utf2[401], utf3[301], utf4[321], s256[257], s257[258],
+        e128[257];
     repeat(ascii300, "a", 300);
-    repeat(utf2, "\xc3\xa9", 200);          /* é: 2 bytes */
-    repeat(utf3, "\xe6\x97\xa5", 100);      /* 日: 3 bytes */
-    repeat(utf4, "\xf0\x9f\x99\x82", 80);   /* 🙂: 4 bytes */
+    repeat(utf2, "\xc3\xa9", 200);        /* é: 2 bytes */
+    repeat(utf3, "\xe6\x97\xa5", 100);    /* 日: 3 bytes */
+    repeat(utf4, "\xf0\x9f\x99\x82", 80); /* 🙂: 4 bytes */
     repeat(s256, "b", 256);
     repeat(s257, "c", 257);
+    repeat(e128, "\xc3\xa9", 128); /* exactly 256 bytes of 2-byte characters */
     const char *empty = "";
     const char *utf8 = "h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93 \xe6\x97\xa5\xe6\x9c\xac "
                        "\xf0\x9f\x99\x82";
@@ -97,13 +101,20 @@ int main(void)
     fdr_trace(types, strings, "empty=%s utf8=%s lit=%s arr=%s carr=%s", empty, utf8,
               "literal", arr, carr);
     fdr_trace(types, nulls, "cnull=%s mnull=%s", cnull, mnull);
-    fdr_trace(types, long_strings, "a300=%s u2=%s u3=%s u4=%s s256=%s s257=%s", ascii300,
-              utf2, utf3, utf4, s256, s257);
+    fdr_trace(types, long_strings, "a300=%s u2=%s u3=%s u4=%s s256=%s s257=%s e128=%s",
+              ascii300, utf2, utf3, utf4, s256, s257, e128);
 
     /* Enumerations take their compatible integer type. */
     enum small es = SMALL_B;
     enum negative en = NEG_A;
     fdr_trace(types, enums, "es=%u en=%d", es, en);
+
+    /* One provider:event from two sites, same format, other argument types:
+     * each site needs a class of its own. */
+    short two_short = -2;
+    int two_int = 100000;
+    fdr_trace(types, two_sites, "v=%d", two_short);
+    fdr_trace(types, two_sites, "v=%d", two_int);
 
     /* 0 to 12 arguments, unnamed: arg0, arg1, ... */
     fdr_trace(nargs, n0, "no fields");
@@ -118,10 +129,10 @@ int main(void)
     fdr_trace(nargs, n8, "%d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8);
     fdr_trace(nargs, n9, "%d %d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8, 9);
     fdr_trace(nargs, n10, "%d %d %d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
-    fdr_trace(nargs, n11, "%d %d %d %d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-              11);
-    fdr_trace(nargs, n12, "%d %d %d %d %d %d %d %d %d %d %d %s", 1, 2, 3, 4, 5, 6, 7, 8, 9,
-              10, 11, "twelve");
+    fdr_trace(nargs, n11, "%d %d %d %d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8, 9,
+              10, 11);
+    fdr_trace(nargs, n12, "%d %d %d %d %d %d %d %d %d %d %d %s", 1, 2, 3, 4, 5, 6, 7, 8,
+              9, 10, 11, "twelve");
 
     /* Field names. */
     fdr_trace(names, mixed, "a=%d %d b:%d 100%% c=%d", 1, 2, 3, 4);

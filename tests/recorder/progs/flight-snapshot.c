@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /* flight-snapshot.c - snapshots and the tracing-activity API, driven by
- * tests/test-flight-snapshot.py.
+ * tests/recorder/test-flight-snapshot.py.
  *
  *   flight-snapshot snap DIR1 DIR2
  *       API checks (exit 1 with a message on failure), then two writer
@@ -27,24 +28,17 @@
 
 #include <fdr/fdr.h>
 
+#include "check.h"
+
 #define N 20000
 
 static pthread_barrier_t start, snapped, more_done, snapped2;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "flight-snapshot: check failed: %s (line %d)\n", #cond,      \
-                    __LINE__);                                                           \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
 
 static void *writer(void *arg)
 {
     const char *who = arg;
     pthread_setname_np(pthread_self(), who);
-    CHECK(fdr_thread_self() != NULL);
+    REQUIRE(fdr_thread_self() != NULL);
     pthread_barrier_wait(&start);
     for (unsigned seq = 0; seq < N; seq++)
         fdr_trace(load, ev, "who=%s seq=%u sq=%llu", who, seq,
@@ -68,46 +62,57 @@ static void *gone(void *arg)
 static void api_checks(const char *dir)
 {
     fdr_thread_t *self = fdr_thread_self();
-    CHECK(self != NULL);
-    CHECK(fdr_thread_self() == self);
-    CHECK(fdr_is_tracing_enabled());
-    CHECK(fdr_thread_is_tracing_enabled(self));
-    CHECK(!fdr_is_in_tracing_section(self));
+    REQUIRE(self != NULL);
+    REQUIRE(fdr_thread_self() == self);
+    REQUIRE(fdr_is_tracing_enabled());
+    REQUIRE(fdr_thread_is_tracing_enabled(self));
+    REQUIRE(!fdr_is_in_tracing_section(self));
     volatile const uint32_t *in = fdr_is_in_tracing_section_ptr(self);
-    CHECK(in != NULL && *in == 0);
+    REQUIRE(in != NULL && *in == 0);
     fdr_trace(api, before, "x=%d", 1);
 
     fdr_set_tracing_enabled(false);
-    CHECK(!fdr_is_tracing_enabled());
+    REQUIRE(!fdr_is_tracing_enabled());
     fdr_trace(api, off, "x=%d", 2); /* not recorded, not counted */
     fdr_set_tracing_enabled(true);
-    CHECK(fdr_is_tracing_enabled());
+    REQUIRE(fdr_is_tracing_enabled());
 
     fdr_thread_set_tracing_enabled(self, false);
-    CHECK(!fdr_thread_is_tracing_enabled(self));
-    CHECK(fdr_is_tracing_enabled());
+    REQUIRE(!fdr_thread_is_tracing_enabled(self));
+    REQUIRE(fdr_is_tracing_enabled());
     fdr_trace(api, thread_off, "x=%d", 3); /* not recorded */
     fdr_thread_set_tracing_enabled(self, true);
-    CHECK(fdr_thread_is_tracing_enabled(self));
+    REQUIRE(fdr_thread_is_tracing_enabled(self));
     fdr_trace(api, on, "x=%d", 4);
 
+    /* A snapshot and a flush stop every thread and resume them: a thread
+     * the user disabled stays disabled. */
+    char pre[4096];
+    snprintf(pre, sizeof pre, "%s.off", dir);
+    fdr_thread_set_tracing_enabled(self, false);
+    REQUIRE(fdr_snapshot(pre) == 0);
+    fdr_flush(); /* no FDR_OUTPUT: nothing to write, it still resumes */
+    REQUIRE(!fdr_thread_is_tracing_enabled(self));
+    fdr_trace(api, off_after_snap, "x=%d", 5); /* not recorded */
+    fdr_thread_set_tracing_enabled(self, true);
+
     /* bad inputs: an error code, never a crash */
-    CHECK(fdr_snapshot(NULL) == -EINVAL);
-    CHECK(fdr_snapshot("") == -EINVAL);
+    REQUIRE(fdr_snapshot(NULL) == -EINVAL);
+    REQUIRE(fdr_snapshot("") == -EINVAL);
     char file[4096];
     snprintf(file, sizeof file, "%s.file", dir);
     FILE *f = fopen(file, "w");
-    CHECK(f != NULL);
+    REQUIRE(f != NULL);
     fclose(f);
-    CHECK(fdr_snapshot(file) == -ENOTDIR || fdr_snapshot(file) == -EEXIST);
+    REQUIRE(fdr_snapshot(file) == -ENOTDIR || fdr_snapshot(file) == -EEXIST);
     unlink(file);
-    CHECK(fdr_snapshot("/proc/no-such-dir/x") < 0);
-    CHECK(fdr_snapshot_on_signal(SIGKILL, dir) == -EINVAL);
-    CHECK(fdr_snapshot_on_signal(SIGUSR2, NULL) == -EINVAL);
-    CHECK(fdr_snapshot_on_signal(-1, dir) == -EINVAL);
-    CHECK(fdr_snapshot_on_signal(0, NULL) == 0);
+    REQUIRE(fdr_snapshot("/proc/no-such-dir/x") < 0);
+    REQUIRE(fdr_snapshot_on_signal(SIGKILL, dir) == -EINVAL);
+    REQUIRE(fdr_snapshot_on_signal(SIGUSR2, NULL) == -EINVAL);
+    REQUIRE(fdr_snapshot_on_signal(-1, dir) == -EINVAL);
+    REQUIRE(fdr_snapshot_on_signal(0, NULL) == 0);
     fdr_thread_set_tracing_enabled(NULL, false); /* ignored */
-    CHECK(!fdr_is_in_tracing_section(NULL));
+    REQUIRE(!fdr_is_in_tracing_section(NULL));
 }
 
 static int snap(int argc, char **argv)
@@ -128,14 +133,14 @@ static int snap(int argc, char **argv)
     pthread_barrier_wait(&snapped); /* writers done with 0..N-1 */
     fdr_trace(main, last, "v=%d", 777);
     int r = fdr_snapshot(argv[2]);
-    CHECK(r == 0);
+    REQUIRE(r == 0);
     pthread_barrier_wait(&snapped);
     pthread_barrier_wait(&more_done);
     for (int i = 0; i < 5; i++) /* main's ring does not wrap: snap2 is a superset */
         fdr_trace(main, more, "i=%d", i);
     fdr_trace(main, after, "v=%d", 888);
     r = fdr_snapshot(argv[3]);
-    CHECK(r == 0);
+    REQUIRE(r == 0);
     pthread_barrier_wait(&snapped2);
     pthread_join(a, NULL);
     pthread_join(b, NULL);
@@ -185,17 +190,18 @@ static int cost(int argc, char **argv)
         pthread_create(&th[i], NULL, filler, NULL);
     pthread_barrier_wait(&filled);
     char dir[] = "/tmp/fdr-snapshot-cost-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
+    REQUIRE(mkdtemp(dir) != NULL);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int r = fdr_snapshot(dir);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    CHECK(r == 0);
+    REQUIRE(r == 0);
     pthread_barrier_wait(&measured);
     for (int i = 0; i < n; i++)
         pthread_join(th[i], NULL);
     printf("snapshot of %d threads: %.3f ms\n", n,
-           (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+           (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+               (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
     printf("dir %s\n", dir);
     return 0;
 }

@@ -1,4 +1,5 @@
-/* live-prog.c - the program the live-tracing tests (tests/test-live.py) run.
+/* SPDX-License-Identifier: MIT */
+/* live-prog.c - the program the live-tracing tests (tests/recorder/test-live.py) run.
  *
  *   live-prog basic          a fixed sequence of events on the main thread,
  *                            then the tunables' values on stdout
@@ -23,14 +24,16 @@
 static void tunables(const char *when)
 {
     printf("%s: batch_size=%lld level=%lld gain=%g ratio=%g\n", when,
-           (long long)FDR_TUNABLE(batch_size, 32), (long long)FDR_TUNABLE_RANGE(level, 3, 0, 9),
-           FDR_TUNABLE_DOUBLE(gain, 0.5), FDR_TUNABLE_DOUBLE_RANGE(ratio, 0.25, 0.0, 1.0));
+           (long long)FDR_TUNABLE(batch_size, 32),
+           (long long)FDR_TUNABLE_RANGE(level, 3, 0, 9), FDR_TUNABLE_DOUBLE(gain, 0.5),
+           FDR_TUNABLE_DOUBLE_RANGE(ratio, 0.25, 0.0, 1.0));
 }
 
 static void sequence(void)
 {
     fdr_trace(live, start, "n=%d name=%s", 3, "alpha");
-    fdr_trace(live, value, "x=%u ratio=%.3f neg=%d", 42u, 0.125, -7);
+    fdr_trace(live, value, "x=%u ratio=%.3f neg=%d pad=%05d hex=%#010x", 42u, 0.125, -7,
+              -42, 0xbeefu);
     fdr_trace(live, skip, "never=%d", 1);
     fdr_trace(live, empty);
     fdr_trace(other, ping, "seq=%llu", 9ULL);
@@ -42,8 +45,9 @@ static void *thread_main(void *arg)
 {
     int t = (int)(long)arg;
     for (int i = 0; i < per_thread; i++)
-        fdr_trace(live, thr, "t=%d i=%d pad=%s", t, i,
-                  "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz");
+        fdr_trace(
+            live, thr, "t=%d i=%d pad=%s", t, i,
+            "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz");
     return NULL;
 }
 
@@ -58,7 +62,8 @@ static void list_tunable(void *arg, const fdr_tunable_info_t *t)
 {
     (void)arg;
     if (t->is_double)
-        printf("tunable %s=%g def=%g range=%d\n", t->name, t->value, t->def, t->has_range);
+        printf("tunable %s=%g def=%g range=%d\n", t->name, t->value, t->def,
+               t->has_range);
     else
         printf("tunable %s=%lld def=%lld range=%d\n", t->name, t->value_int, t->def_int,
                t->has_range);

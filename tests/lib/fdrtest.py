@@ -1,11 +1,19 @@
-"""test-core-common.py - helpers shared by the tests/test-core-*.py scripts.
+# SPDX-License-Identifier: MIT
+"""fdrtest.py - the one helper module every Python test driver imports.
 
-Imported with importlib (the file name has dashes, like every test). Runs
-the helper programs with a fresh FDR_OUTPUT directory, and reads traces
-with bt2 through tests/tracecheck.py, plus the field classes the tests of
-types need (tracecheck gives values only)."""
+    sys.path.insert(0, <tests/lib>); import fdrtest as t
+    t.check(cond, "what")   records a failure, goes on (all are reported)
+    t.finish()              exit 1 if any check failed, else print "ok"
+
+Also: run() a helper program with a fresh FDR_OUTPUT and no other FDR_*
+variable, clean() (the babeltrace2 CLI reads a trace without complaint),
+read() (the trace through bt2, see tracecheck.py, with the packet sequence
+numbers checked), same() (exact value comparison, NaN and -0.0 included)
+and typed_events() (values with their field classes). One copy of these,
+so that a fix to how traces are checked reaches every test."""
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +52,12 @@ def finish():
     sys.exit(0)
 
 
+def fail(what):
+    """A check that cannot go on: reports and exits now."""
+    check(False, what)
+    finish()
+
+
 def run(argv, outdir=None, env=None, timeout=120, expect_rc=0):
     """Runs argv with FDR_OUTPUT=outdir (emptied first); returns the
     CompletedProcess (text). Fails the test on a wrong exit status."""
@@ -65,11 +79,30 @@ def run(argv, outdir=None, env=None, timeout=120, expect_rc=0):
     return p
 
 
-def clean(path):
+def clean(path, overwritten=False):
+    """The babeltrace2 CLI reads path without a complaint; unless packets
+    may have been overwritten, it reports no discarded packet either (a
+    packet_seq_num gap: see read())."""
     ok, err = tracecheck.clean(path)
     if not ok:
         sys.stderr.write(err)
+    lost = re.findall(r"discarded (\d+) packets?", err)
+    if not overwritten:
+        check(not lost, "%s: babeltrace2 reports discarded packets: %s" % (path, lost))
     return check(ok, "babeltrace2 CLI complains about " + path)
+
+
+def read(path, overwritten=False):
+    """The trace at path (tracecheck.Trace). Unless packets may have been
+    overwritten (overwrite mode, snapshots), every stream's packet_seq_num
+    must count 0, 1, 2, ...: a gap is a packet lost without a word."""
+    t = tracecheck.read(path)
+    if not overwritten:
+        check(not t.seq_gaps, "%s: packet_seq_num not consecutive (stream, previous, next): %s"
+              % (path, t.seq_gaps[:5]))
+        check(t.discarded_packets == 0, "%s: babeltrace2 reports %d discarded packets"
+              % (path, t.discarded_packets))
+    return t
 
 
 def kind(fc):
