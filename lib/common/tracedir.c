@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h> /* renameat only */
 #include <string.h>
 #include <sys/stat.h>
@@ -42,10 +43,9 @@ int fdr__tracedir_open_top(const char *path)
     return fd < 0 ? -errno : fd;
 }
 
-int fdr__tracedir_make(int dir_fd, const char *name)
+/* Opens directory `name` of dir_fd if it is ours (see fdr__tracedir_make). */
+static int open_ours(int dir_fd, const char *name)
 {
-    if (mkdirat(dir_fd, name, 0755) < 0 && errno != EEXIST)
-        return -errno;
     int fd = openat(dir_fd, name, DIR_FLAGS | O_NOFOLLOW);
     if (fd < 0)
         return errno == ELOOP ? -EEXIST : -errno;
@@ -60,6 +60,13 @@ int fdr__tracedir_make(int dir_fd, const char *name)
         return -EPERM;
     }
     return fd;
+}
+
+int fdr__tracedir_make(int dir_fd, const char *name)
+{
+    if (mkdirat(dir_fd, name, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    return open_ours(dir_fd, name);
 }
 
 /* 0 when `name` is absent from dir_fd or a regular file of ours (then it is
@@ -161,6 +168,58 @@ int fdr__tracedir_clear(int dir_fd)
     }
     close(fd);
     return r;
+}
+
+/* The pid of a per-process trace directory name "<name>-<pid>", or 0. */
+static unsigned long pid_of(const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    if (!dash || dash == name || !dash[1])
+        return 0;
+    unsigned long pid = 0;
+    for (const char *p = dash + 1; *p; p++) {
+        if (*p < '0' || *p > '9' || pid > 1u << 22)
+            return 0;
+        pid = pid * 10 + (unsigned long)(*p - '0');
+    }
+    return pid;
+}
+
+int fdr__tracedir_sweep(int top_fd, unsigned long self)
+{
+    int fd = openat(top_fd, ".", DIR_FLAGS);
+    if (fd < 0)
+        return -errno;
+    char buf[4096] __attribute__((aligned(8)));
+    int removed = 0;
+    for (;;) {
+        long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        for (long at = 0; at < n;) {
+            struct dirent64_raw *e = (struct dirent64_raw *)(buf + at);
+            at += e->reclen;
+            unsigned long pid = pid_of(e->name);
+            /* crash and snapshot directories are never an earlier run's
+             * leftovers: they are what a user keeps */
+            if (strncmp(e->name, "crash-", 6) == 0 || strncmp(e->name, "snapshot", 8) == 0)
+                continue;
+            if (!pid || pid == self || (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+                continue; /* not a trace of ours, or its process still runs */
+            /* fdr__tracedir_make refuses what is not ours (a symlink,
+             * another user's, writable by others); a directory that still
+             * holds anything but fdr's files after the clear is kept. */
+            int d = open_ours(top_fd, e->name);
+            if (d < 0)
+                continue;
+            int r = fdr__tracedir_clear(d);
+            close(d);
+            if (r == 0 && unlinkat(top_fd, e->name, AT_REMOVEDIR) == 0)
+                removed++;
+        }
+    }
+    close(fd);
+    return removed;
 }
 
 int fdr__tracedir_name(char *out, size_t cap, const char *name, unsigned long number)

@@ -55,6 +55,11 @@ int fdr__tracedir_clear(int dir_fd);
 /* 1 when `name` is one of the file names fdr writes in a trace directory. */
 int fdr__tracedir_is_ours(const char *name);
 
+/* Removes from top_fd the per-process traces ("<name>-<pid>" directories
+ * of ours holding only fdr's files) of processes that no longer run,
+ * except pid `self`: what an earlier run left. A user's own files, and a
+ * directory holding any, are kept. Returns how many were removed. */
+int fdr__tracedir_sweep(int top_fd, unsigned long self);
 /* Builds "<name>-<number>" into out, NUL-terminated (characters of name
  * other than [A-Za-z0-9._+] become '_', a leading '.' too): the name of a
  * per-process directory, e.g. "myprog-1234" or "crash-1234". Returns the

@@ -201,6 +201,8 @@ void fdr__config_load(void)
         else
             strcpy(fdr__cfg.output, out);
     }
+    const char *run = getenv("FDR_OUTPUT_RUN");
+    fdr__cfg.output_run = run && *run;
     fdr__cfg.mode = fdr__cfg.output[0] ? FDR__MODE_DISCARD : FDR__MODE_OVERWRITE;
     const char *mode = getenv("FDR_MODE");
     if (mode && *mode) {

@@ -12,6 +12,7 @@ enum fdr__barrier_choice { FDR__BARRIER_AUTO = 0, FDR__BARRIER_SIGNAL = 1 };
 
 struct fdr__config {
     char output[4096];     /* FDR_OUTPUT, "" when not writing to disk */
+    int output_run;        /* FDR_OUTPUT_RUN set: a process of a run started by another */
     int mode;              /* FDR_MODE */
     uint32_t buffer_size;  /* FDR_BUFFER_SIZE, bytes per thread */
     uint32_t packet_size;  /* FDR_PACKET_SIZE, bytes */

@@ -53,6 +53,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -337,6 +338,16 @@ int fdr__consumer_prepare(void)
     if (top < 0) {
         report(fdr__cfg.output, -top);
         return top;
+    }
+    if (!fdr__cfg.output_run) {
+        /* This process starts a run: what earlier runs left in FDR_OUTPUT
+         * goes (only fdr's own traces of processes that ended), and the
+         * processes it starts share the run (FDR_OUTPUT_RUN, inherited). */
+        fdr__tracedir_sweep(top, (unsigned long)fdr__pid);
+        char pid[24];
+        pid[fdr__fmt_u64(pid, (uint64_t)fdr__pid, 10, 0)] = 0;
+        setenv("FDR_OUTPUT_RUN", pid, 0);
+        fdr__cfg.output_run = 1;
     }
     trace_fd = fdr__tracedir_make(top, name);
     close(top);
