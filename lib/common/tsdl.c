@@ -275,6 +275,7 @@ struct classes_hdr {
     uint16_t record_size; /* sizeof(struct fdr__class) */
     uint32_t n;
     uint32_t pool_size;
+    uint64_t clock_start, clock_freq; /* struct fdr__line_clock */
 };
 #define FDR__CLASSES_MAGIC 0x53434446u /* "FDCS" */
 
@@ -301,10 +302,19 @@ static uint32_t pool_end(const struct fdr__classes *t)
     return end < t->pool_size ? end : t->pool_size;
 }
 
-int fdr__classes_emit(int fd, char *buf, size_t cap, const struct fdr__classes *t)
+uint64_t fdr__line_clock_ns(const struct fdr__line_clock *k, uint64_t v)
+{
+    if (v < k->start || !k->freq)
+        return 0;
+    return (uint64_t)((double)(v - k->start) * 1e9 / (double)k->freq);
+}
+
+int fdr__classes_emit(int fd, char *buf, size_t cap, const struct fdr__classes *t,
+                      const struct fdr__line_clock *k)
 {
     struct emit e = {fd, buf, cap, 0, 0};
-    struct classes_hdr h = {FDR__CLASSES_MAGIC, 1, sizeof(struct fdr__class), 0, 0};
+    struct classes_hdr h = {FDR__CLASSES_MAGIC, 1,      sizeof(struct fdr__class), 0, 0,
+                            k->start,           k->freq};
     if (t && t->classes && t->pool && t->pool_size > 0) {
         h.n = t->n < FDR__MAX_CLASSES ? t->n : FDR__MAX_CLASSES;
         h.pool_size = pool_end(t);
@@ -319,7 +329,7 @@ int fdr__classes_emit(int fd, char *buf, size_t cap, const struct fdr__classes *
 }
 
 int fdr__classes_load(const void *file, size_t len, struct fdr__classes *out,
-                      const char **why, size_t *at)
+                      struct fdr__line_clock *k, const char **why, size_t *at)
 {
     struct classes_hdr h;
     memset(out, 0, sizeof *out);
@@ -354,5 +364,7 @@ int fdr__classes_load(const void *file, size_t len, struct fdr__classes *out,
     out->n = h.n;
     out->pool = (const char *)file + sizeof h + (size_t)h.n * sizeof(struct fdr__class);
     out->pool_size = h.pool_size;
+    k->start = h.clock_start;
+    k->freq = h.clock_freq;
     return 0;
 }

@@ -34,12 +34,22 @@ struct fdr__tsdl_params {
 /* Writes the TSDL metadata of p to fd through buf. Returns 0 or -errno. */
 int fdr__tsdl_emit(int fd, char *buf, size_t cap, const struct fdr__tsdl_params *p);
 
-/* Writes the class file of table t to fd through buf. Returns 0 or -errno. */
-int fdr__classes_emit(int fd, char *buf, size_t cap, const struct fdr__classes *t);
+/* The clock of text lines: an event's time on a line is the time since
+ * `start` (a clock value) at `freq` Hz (fdr__line_clock_ns). */
+struct fdr__line_clock {
+    uint64_t start, freq;
+};
+/* Nanoseconds from k->start to clock value v (0 before start). */
+uint64_t fdr__line_clock_ns(const struct fdr__line_clock *k, uint64_t v);
+
+/* Writes the class file of table t, with line clock k, to fd through buf.
+ * Returns 0 or -errno. */
+int fdr__classes_emit(int fd, char *buf, size_t cap, const struct fdr__classes *t,
+                      const struct fdr__line_clock *k);
 /* Reads a class file's bytes (untrusted) into a view that points into
- * them. Returns 0, or -1 with *why naming what is wrong and *at its byte
- * offset. */
+ * them, and its line clock into k. Returns 0, or -1 with *why naming what is wrong and
+ * *at its byte offset. */
 int fdr__classes_load(const void *file, size_t len, struct fdr__classes *out,
-                      const char **why, size_t *at);
+                      struct fdr__line_clock *k, const char **why, size_t *at);
 
 #endif

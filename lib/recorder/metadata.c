@@ -94,7 +94,9 @@ static int classes_into(int fd, void *arg)
     const struct emit_buf *e = arg;
     struct fdr__classes t;
     fdr__registry_classes(&t);
-    return fdr__classes_emit(fd, e->buf, e->cap, &t);
+    struct fdr__line_clock k;
+    fdr__clock_line(&k);
+    return fdr__classes_emit(fd, e->buf, e->cap, &t, &k);
 }
 
 int fdr__metadata_write(int dir_fd, char *buf, size_t cap)
