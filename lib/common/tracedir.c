@@ -21,6 +21,7 @@
  * the crash handler, and free of globals (lib/common rules). */
 #define _GNU_SOURCE
 #include "common/tracedir.h"
+#include "common/tsdl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -127,7 +128,9 @@ int fdr__tracedir_replace(int dir_fd, const char *name, int (*emit)(int fd, void
 
 int fdr__tracedir_is_ours(const char *name)
 {
-    if (strcmp(name, "metadata") == 0 || strcmp(name, ".metadata.tmp") == 0)
+    if (strcmp(name, "metadata") == 0 || strcmp(name, ".metadata.tmp") == 0 ||
+        strcmp(name, FDR__CLASSES_FILE) == 0 ||
+        strcmp(name, "." FDR__CLASSES_FILE ".tmp") == 0)
         return 1;
     if (strncmp(name, "stream_", 7) != 0 || !name[7])
         return 0;
@@ -202,7 +205,8 @@ int fdr__tracedir_sweep(int top_fd, unsigned long self)
             unsigned long pid = pid_of(e->name);
             /* crash and snapshot directories are never an earlier run's
              * leftovers: they are what a user keeps */
-            if (strncmp(e->name, "crash-", 6) == 0 || strncmp(e->name, "snapshot", 8) == 0)
+            if (strncmp(e->name, "crash-", 6) == 0 ||
+                strncmp(e->name, "snapshot", 8) == 0)
                 continue;
             if (!pid || pid == self || (kill((pid_t)pid, 0) == 0 || errno == EPERM))
                 continue; /* not a trace of ours, or its process still runs */

@@ -46,7 +46,8 @@ int fdr__tracedir_create(int dir_fd, const char *name);
 int fdr__tracedir_replace(int dir_fd, const char *name, int (*emit)(int fd, void *arg),
                           void *arg);
 
-/* Removes from dir_fd the files fdr writes ("metadata", ".metadata.tmp",
+/* Removes from dir_fd the files fdr writes ("metadata", FDR__CLASSES_FILE,
+ * their temporaries ".<name>.tmp",
  * "stream_<n>") that are regular files of ours: what an earlier trace in
  * the same directory left. Other names are never touched. Returns 0 or
  * -errno. */

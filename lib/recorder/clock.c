@@ -99,9 +99,10 @@ void fdr__clock_params(struct fdr__clock_params *p)
     p->start = start_count;
 }
 
-uint64_t fdr__clock_to_ns_since_start(uint64_t v)
+/* The frequency text lines use, calibrated once, on first use. */
+static uint64_t line_freq(void)
 {
-    static uint64_t freq; /* calibrated once, on first use */
+    static uint64_t freq;
     uint64_t f = __atomic_load_n(&freq, __ATOMIC_RELAXED);
     if (!f) {
         struct fdr__clock_params p;
@@ -109,7 +110,18 @@ uint64_t fdr__clock_to_ns_since_start(uint64_t v)
         f = p.freq;
         __atomic_store_n(&freq, f, __ATOMIC_RELAXED);
     }
-    if (v < start_count)
-        return 0;
-    return (uint64_t)((double)(v - start_count) * 1e9 / (double)f);
+    return f;
+}
+
+void fdr__clock_line(struct fdr__line_clock *k)
+{
+    k->start = start_count;
+    k->freq = line_freq();
+}
+
+uint64_t fdr__clock_to_ns_since_start(uint64_t v)
+{
+    struct fdr__line_clock k;
+    fdr__clock_line(&k);
+    return fdr__line_clock_ns(&k, v);
 }

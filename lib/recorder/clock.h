@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "common/tsdl.h" /* struct fdr__line_clock */
+
 struct fdr__clock_params {
     uint64_t freq;    /* Hz */
     int64_t offset_s; /* seconds from the epoch at clock value 0 */
@@ -14,6 +16,9 @@ struct fdr__clock_params {
 };
 void fdr__clock_init(void);
 void fdr__clock_params(struct fdr__clock_params *p);
+/* The clock of text lines (start and the frequency they use), which the
+ * class file keeps for readers. */
+void fdr__clock_line(struct fdr__line_clock *k);
 uint64_t fdr__clock_to_ns_since_start(uint64_t value);
 
 #endif
