@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Front door. The real build is CMake (CMakeLists.txt).
 #   make demo      build, run examples/demo.c, print its trace
 #   make test      build and run the whole suite (normal, ASan+UBSan, TSan, fuzz)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/CMakeLists-others.cmake — the side-by-side benchmark fdr-bench
 # (fdr vs. a physical floor, LTTng-UST and barectf). See bench/README.md.
 #

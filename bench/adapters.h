@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Adapters of the side-by-side benchmark: one per tracer (column), each with
  * one benchfn_fn per workload (row). An adapter function runs `iters`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * benchfn — see benchfn.h. Timing is CLOCK_MONOTONIC around each batch;
  * the harness adds one indirect call per batch and nothing per iteration.

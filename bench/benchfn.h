@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * benchfn — a small generic timing harness (in the style of zstd's
  * programs/benchfn.h).

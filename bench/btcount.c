@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fdr-bench-count DIR... — counts the events of CTF traces with the real
  * reader (libbabeltrace2, src.ctf.fs), the way the sustained section of

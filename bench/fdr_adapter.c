@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fdr adapter. Built against <fdr/fdr.h> only when FDR_BENCH_HAVE_FDR is
  * defined (the CMake fragment defines it when the fdr library target

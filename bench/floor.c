@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The physical floor: what any tracer must at least do per event — read the
  * TSC, store a fixed-size record into a ring in memory, and publish the new

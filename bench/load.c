@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fdr-bench-load-{none,fdr,lttng}: the small programs behind the
  * process-level sections of fdr-bench (sustained recording, start-up,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fdr-bench: per-event cost of fdr side by side with a physical floor,
  * LTTng-UST and barectf, on the same machine in the same run, as ratios.

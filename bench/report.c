@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Table and JSON output of the side-by-side benchmark (see report.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Results of the side-by-side benchmark: samples (ns/event) per tracer and
  * workload, merged from all measurement processes; the text table and the

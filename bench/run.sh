@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/run.sh [fdr-bench options] - the full side-by-side benchmark.
 # Installs missing Debian packages (scripts/bench-deps.sh), configures and
 # builds a release build in build-bench/ (or $FDR_BENCH_BUILD), then runs

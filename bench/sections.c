@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Process-level sections of fdr-bench: sustained recording to disk,
  * start-up, memory, trace size and snapshot cost (see sections.h).

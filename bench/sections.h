@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The process-level sections of fdr-bench (issue 3, sections 2-5, and
  * issue 4's snapshot): each runs the fdr-bench-load-* programs (load.c)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # install.cmake - what `cmake --install` and `make install` put where.
 #
 #   <prefix>/lib/libfdr.so.0.1.0, libfdr.so.0 (soname), libfdr.so, libfdr.a

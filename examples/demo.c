@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* demo.c - the first program to read: a few events from two threads.
  *
  *     FDR_OUTPUT=/tmp/demo-trace ./demo && babeltrace2 /tmp/demo-trace

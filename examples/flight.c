@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* flight.c - the flight recorder: always on, in memory, dumped on a crash.
  *
  *     ./flight                  records, takes a snapshot, exits

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs what bench/ (fdr-bench) needs to compare fdr with LTTng-UST and
 # barectf, on Debian 12: checks each package with dpkg -s and runs
 # apt-get update + apt-get install -y only when something is missing.

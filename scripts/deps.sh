@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deps.sh - installs, from Debian's packages, what a step needs and is missing.
 #   scripts/deps.sh build   compilers and build tools
 #   scripts/deps.sh demo    build + babeltrace2 (to print the demo trace)

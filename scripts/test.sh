@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test.sh - builds and runs the whole test suite, as CI does:
 #   1. normal build (gcc, -O2) with the benchmark's --quick run
 #   2. ASan + UBSan build (gcc)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * barectf adapter: the tracing functions generated from config.yaml by the
  * Debian barectf 3.x at build time, writing into the in-memory platform

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * In-memory barectf platform for the benchmark: a ring of packets in memory,
  * overwriting the oldest (flight-recorder mode), and a clock that is the raw

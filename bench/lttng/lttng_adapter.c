@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * LTTng-UST adapter (worker side). The call sites are compiled here with
  * dynamic probe linkage: the executable itself only needs

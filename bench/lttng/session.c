@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * LTTng session management for the benchmark driver (see session.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Driver side of the LTTng-UST column: makes sure a session daemon runs
  * (starting `lttng-sessiond --no-kernel --daemonize` only when none

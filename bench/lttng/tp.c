@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The probes of provider bench_lttng, built as libfdr-bench-lttng-tp.so
  * and linked with liblttng-ust. Loading it (dlopen) registers the process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * LTTng-UST 2.13 tracepoint provider of the fdr benchmark (bench/README.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr/control.h - controlling the recorder from the program itself.
  *
  * Safe to call from any thread at any time; none of these is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr/error.h - error codes.
  *
  * Every fdr function that can fail returns an int: 0 on success or a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr/fdr.h - the one header an instrumented program includes.
  *
  * fdr is a flight data recorder: events recorded at a few nanoseconds each

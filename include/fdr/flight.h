@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr/flight.h - the flight recorder: tracing activity, snapshots, crashes.
  *
  * Without FDR_OUTPUT, fdr records into per-thread rings in memory that keep

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr/provider.h - explicit providers and generic raw events.
  *
  * For code that cannot use fdr_trace() call sites: a generated layer, an

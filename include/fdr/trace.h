@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr/trace.h - call-site events.
  *
  *     #include <fdr/fdr.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr/tunable.h - tunables: named knobs a program reads cheaply and a user
  * sets from outside (FDR_TRACES="batch_size=64", fdr_tunable_set(), the
  * scope's sliders).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pattern.c - the event-pattern language: which events to trace, plus tunables.
  *
  * A spec (FDR_TRACES, FDR_EVENTS, fdr_trace_set()) is a list of ITEMS parted

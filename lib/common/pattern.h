@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pattern.h - the event-pattern language of FDR_TRACES, FDR_EVENTS and
  * fdr_trace_set() (internal to libfdr; the language is described at the top
  * of pattern.c).

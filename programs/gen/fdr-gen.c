@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr-gen.c - trace-event definition files (QEMU syntax) to a C header.
  *
  *     fdr-gen --provider NAME [-o OUT.h] [--include HEADER]... [--strict] FILE...

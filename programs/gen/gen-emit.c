@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen-emit.c - fdr-gen's writer: parsed trace events to one C/C++ header.
  *
  * For an event `foo` of provider `net` the header defines

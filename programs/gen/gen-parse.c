@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen-parse.c - fdr-gen's reader of trace-event definition files.
  *
  * The syntax is QEMU's: one event per line,

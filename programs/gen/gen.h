@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen.h - fdr-gen's parser (gen-parse.c) and emitter (gen-emit.c).
  *
  * Not installed: shared by programs/gen/fdr-gen.c and the fuzz target

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-pattern.c - unit tests of the event-pattern language (lib/pattern.c). */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz-gen.c - libFuzzer target for fdr-gen's parser (tools/gen-parse.c)
  * and emitter (tools/gen-emit.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz-pattern.c - libFuzzer target for lib/pattern.c.
  *
  * Input: SPEC '\0' PROVIDER '\0' EVENT (missing parts are "").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replay.c - the main() of a fuzz target built without libFuzzer.
  *
  * Runs LLVMFuzzerTestOneInput once on each file named on the command line,

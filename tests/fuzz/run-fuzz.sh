@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-fuzz.sh - run a libFuzzer binary for a bounded time on a copy of a corpus.
 #   usage: run-fuzz.sh <fuzz-binary> <corpus-dir> <seconds>
 # The corpus is copied to a temporary directory, so the repository is never

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """check-exports.py LIBFDR_SO INCLUDE_DIR - libfdr.so exports its API and nothing else.
 
 The exported (dynamic, defined) symbols of the shared library must be exactly

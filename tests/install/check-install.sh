@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-install.sh - install fdr into a temporary prefix and use it from there.
 #
 # Usage: check-install.sh CMAKE BUILD_DIR LIBDIR CC PYTHON WORK_DIR [SANITIZE_FLAGS]

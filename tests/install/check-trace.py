@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """check-trace.py TRACEDIR - the trace of consumer.c, as babeltrace2 reads it."""
 import os
 import sys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* consumer.c - a program built against an installed fdr (check-install.sh):
  * one call-site event and one raw event, written to FDR_OUTPUT at exit and
  * checked by check-trace.py. Prints the version it was compiled with. */

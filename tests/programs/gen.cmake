@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gen.cmake - tests of fdr-gen (programs/gen/fdr-gen.c, gen-parse.c,
 # gen-emit.c): trace-event definition files to a C/C++ header (issue #6).
 #   gen-ok-syntax, gen-ok-warn: headers compared with gen/expected/;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # core.cmake - the tests of the core recorder (issue #2): field types, exact
 # accounting of discarded events, timestamps, 10,000 threads, exit paths,
 # compile-time errors, C++ and bad configuration values.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # disk.cmake - a trace on disk always opens (issue #11, first half):
 # processes sharing FDR_OUTPUT, SIGKILL and _exit while recording, a full
 # disk, paths another user prepared. One helper program,

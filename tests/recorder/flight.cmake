@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # flight.cmake - the flight recorder (issue #4): the tracing-section
 # protocol under load, snapshots, crash dumps, re-entrancy from a signal
 # handler.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # live.cmake - tests of live tracing and runtime control (issue #5): printed
 # lines checked exactly, printing vs recording (bt2), concurrent control,
 # tunables, help, bad input, pattern files, FDR_DISABLE tunables.

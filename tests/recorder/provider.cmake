@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # provider.cmake - tests of providers and raw events (lib/recorder/provider.c), of the
 # compile-out switch (-DFDR_DISABLE) and of the installed package.
 #   provider          unit test: identity, conflicts, refcounts, bad input,

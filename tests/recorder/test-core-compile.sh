@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test-core-compile.sh CC CXX INCLUDE_DIR CASES_DIR - compile-time errors.
 #
 # Each tests/compile/fail-*.c (fail-*.cpp with CXX) must FAIL to compile,

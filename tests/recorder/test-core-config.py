@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-core-config.py PROG OUTDIR CASE - a bad configuration value gives
 one clear line on stderr, naming the variable and the value, and the
 program goes on and exits 0.

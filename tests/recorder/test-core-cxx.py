@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-core-cxx.py PROG OUTDIR - fdr_trace and fdr_enabled from C++17.
 
 tests/recorder/progs/core-cxx.cpp goes through the C++ side of

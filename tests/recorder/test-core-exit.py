@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-core-exit.py PROG OUTDIR MODE - nothing committed is lost at exit.
 
 MODE is exit, return, _exit (after fdr_flush) or thread (exit() from a

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-core-threads.py PROG OUTDIR - 10,000 short-lived threads.
 
 Created and joined 8 at a time, each records thr:begin, thr:middle and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-core-time.py PROG OUTDIR - timestamps.
 
 The wall-clock time babeltrace2 gives an event (ns_from_origin, from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-flight-stress.c - the tracing-section protocol under load.
  *
  *     test-flight-stress CYCLES barrier|nobarrier [MAX_SECONDS]

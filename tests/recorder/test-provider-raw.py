@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test-provider-raw.py - raw events as babeltrace2 reads them.
 
 Usage: test-provider-raw.py PROG TRACEDIR [PACKET_SIZE]

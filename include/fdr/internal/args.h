@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr/internal/args.h - preprocessor and type machinery behind fdr_trace().
  *
  * Not a public API. For each argument of an event this file gives, at

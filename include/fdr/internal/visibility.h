@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdr/internal/visibility.h - the one export macro. libfdr is built with
  * -fvisibility=hidden; only what carries FDR_EXTERN (public API) or
  * FDR__EXTERN (internal symbols the inline fast path must reach) is exported. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-compile.sh - the generated header under every compiler and mode.
 #   usage: check-compile.sh SRC-DIR HEADER-DIR TMP-DIR
 # Compiles tests/programs/progs/gen-run.c against the header fdr-gen made

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-corpus.sh - fdr-gen over real trace-events files (not in the repo).
 #   usage: check-corpus.sh FDR-GEN CORPUS-DIR SRC-DIR TMP-DIR
 # Every file whose name contains "trace-events" under CORPUS-DIR must

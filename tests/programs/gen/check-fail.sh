@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-fail.sh - one malformed-input case of fdr-gen.
 #   usage: check-fail.sh FDR-GEN GEN-DIR TMP-DIR EXPECTED-STDERR STATUS ARGS...
 # Runs `FDR-GEN -o TMP-DIR/out.h ARGS...` from GEN-DIR (so file names in

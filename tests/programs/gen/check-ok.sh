@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-ok.sh - one well-formed fdr-gen run compared with expected files.
 #   usage: check-ok.sh FDR-GEN GEN-DIR TMP-DIR OUT-NAME EXPECTED-HEADER EXPECTED-STDERR ARGS...
 # Runs `FDR-GEN -o TMP-DIR/OUT-NAME ARGS...` from GEN-DIR; exit status must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen-types.h - the types of tests/programs/gen/ok/syntax.trace-events that fdr-gen
  * cannot know (passed with --include, as QEMU's osdep.h would be). */
 #ifndef GEN_TYPES_H

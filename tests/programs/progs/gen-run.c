@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen-run.c - calls every event fdr-gen generated from
  * tests/programs/gen/ok/syntax.trace-events and second.trace-events (header
  * gen-syntax.h, provider "gent") with known values; tests/programs/gen/check-run.py

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* At most 12 fields.
  * expect-gcc: fdr_trace: at most 12 fields
  * expect-clang: fdr_trace: at most 12 fields */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* long double has no portable CTF representation here.
  * expect-gcc: argument 0 (x) is a long double, not supported
  * expect-clang: argument 0 (x) is a long double, not supported */

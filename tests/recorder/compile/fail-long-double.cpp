@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // long double is refused in C++ too.
 // expect-gcc: fdr_trace: long double arguments are not supported
 // expect-clang: fdr_trace: long double arguments are not supported

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* More arguments than conversions in the format.
  * expect-gcc: too many arguments for format
  * expect-clang: data argument not used by format string */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* More conversions in the format than arguments.
  * expect-gcc: format '%d' expects a matching 'int' argument
  * expect-clang: more '%' conversions than data arguments */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The format must be a string literal (it names the fields at compile
  * time and is stored once per call site).
  * expect-gcc: fdr_trace: the format must be a string literal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The format must be a string literal in C++ too.
 // expect-gcc: fdr_trace: the format must be a string literal
 // expect-clang: fdr_trace: the format must be a string literal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A struct argument is refused with a message naming the argument.
  * expect-gcc: argument 1 (pt) is a struct or union
  * expect-clang: argument 1 (pt) is a struct or union */

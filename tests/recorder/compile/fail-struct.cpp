@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A class argument is refused in C++ too.
 // expect-gcc: fdr_trace: an argument is a class, struct or union
 // expect-clang: fdr_trace: an argument is a class, struct or union

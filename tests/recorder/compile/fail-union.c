@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A union argument is refused like a struct.
  * expect-gcc: argument 0 (u) is a struct or union
  * expect-clang: argument 0 (u) is a struct or union */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A conversion that does not match its argument's type.
  * expect-gcc: format '%s' expects argument of type 'char *', but argument 2 has type 'int'
  * expect-clang: format specifies type 'char *' but the argument has type 'int' */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every form of the API, in strict ISO C mode: must compile without a
  * warning (-std=c11 -Wall -Wextra -Werror), with gcc and with clang. */
 #include <stdbool.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-disable.sh - -DFDR_DISABLE leaves nothing of fdr in a program.
 #
 # Usage: check-disable.sh CC CXX INCLUDE_DIR LIB_DIR WORK_DIR [SANITIZE_FLAGS]

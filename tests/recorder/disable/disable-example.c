@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* disable-example.c - an instrumented program for tests/disable/check-disable.sh.
  *
  * Every fdr macro is used, with arguments that have side effects: built with

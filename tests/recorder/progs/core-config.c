@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core-config.c - records 10 events from main and 10 from a thread, then
  * says "continued"; tests/test-core-config.py runs it with bad values of
  * the FDR_* variables: each must give one warning line, not a stop. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // core-cxx.cpp - fdr from C++17: the overload/template path of
 // include/fdr/internal/args.h, for tests/test-core-cxx.py. Built with
 // -std=c++17 -Wall -Wextra -Werror.

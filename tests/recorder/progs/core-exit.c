@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core-exit.c MODE - leaves the process while recording threads are still
  * alive, with partially filled packets open, for tests/test-core-exit.py:
  *

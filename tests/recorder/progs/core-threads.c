@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core-threads.c [THREADS [BATCH]] - creates and joins THREADS short-lived
  * threads (10,000), BATCH (8) at a time; each records three events. Prints
  * the memory high-water mark, after the first batches and at the end, from

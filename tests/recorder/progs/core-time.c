@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core-time.c - events whose payload carries the CLOCK_REALTIME read just
  * before them, then many events from three threads, for
  * tests/test-core-time.py (wall-clock time and monotonic timestamps). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* flight-crash.c - records a few events, then dies the way it is told.
  *
  *     flight-crash null|abort|overflow|fpe|chain|handled|wait

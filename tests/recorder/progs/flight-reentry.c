@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* flight-reentry.c - events recorded from a 10 kHz timer signal handler
  * while the main thread records, driven by tests/test-flight-reentry.py.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* live-disabled.c - with -DFDR_DISABLE the tunable macros are their
  * defaults as constant expressions (usable in a static array size and a
  * static assertion), and the program needs no libfdr (it is not linked). */

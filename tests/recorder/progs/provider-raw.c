@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* provider-raw.c - records raw events for tests/test-provider-raw.py.
  *
  * Provider "rawp" (4 events). Event 0 gets payloads of sizes 0, 1, 2, 255,
