@@ -52,8 +52,8 @@ set_tests_properties(flight-stress-signal PROPERTIES TIMEOUT 150
 # (0 in 100,000 cycles under ASan) and TSan reports the race itself; it is
 # meaningful in the normal build only.
 if(NOT FDR_SANITIZE)
-  add_test(NAME flight-stress-nobarrier COMMAND test-flight-stress ${_fl_cycles} nobarrier 60)
-  set_tests_properties(flight-stress-nobarrier PROPERTIES TIMEOUT 150)
+  add_test(NAME flight-stress-nobarrier COMMAND test-flight-stress ${_fl_cycles} nobarrier 150)
+  set_tests_properties(flight-stress-nobarrier PROPERTIES TIMEOUT 300)
 endif()
 
 add_test(NAME flight-crash
