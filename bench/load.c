@@ -27,6 +27,8 @@
  *                        wait while main() reads VmRSS: "rss_kb <kB>"
  *   snapshot T E R DIR   (fdr) T threads each emit E events and wait;
  *                        main() takes R snapshots into DIR: "snap_ns" lines
+ *   snapshot-busy T R DIR (fdr) T threads record without pause while main()
+ *                        takes R snapshots into DIR: "snap_ns" lines
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,10 +71,10 @@ static uint64_t now_ns(void)
 }
 
 typedef struct job {
-    int ids;       /* workload int_double_string */
-    uint64_t n;    /* events of this thread */
-    double rate;   /* per second, 0 = unpaced */
-    uint64_t t0;   /* common start */
+    int ids;     /* workload int_double_string */
+    uint64_t n;  /* events of this thread */
+    double rate; /* per second, 0 = unpaced */
+    uint64_t t0; /* common start */
     pthread_barrier_t *start, *done, *release;
 } job;
 
@@ -189,12 +191,41 @@ static void take_snapshots(void *arg)
             printf("snap_ns %llu\n", (unsigned long long)(t1 - t0));
     }
 }
+
+static int busy_stop;
+
+static void *busy_main(void *arg)
+{
+    (void)arg;
+    for (int k = 0; !__atomic_load_n(&busy_stop, __ATOMIC_RELAXED); k++)
+        EMIT_TWO_INTS(k, k * 7);
+    return NULL;
+}
+
+/* Snapshots while T threads record without pause: on a machine with fewer
+ * cores than T, most writers are preempted, some inside their section. */
+static int snapshot_busy(int t, snap_args *a)
+{
+    pthread_t th[256];
+    for (int k = 0; k < t; k++)
+        if (pthread_create(&th[k], NULL, busy_main, NULL) != 0) {
+            fprintf(stderr, "fdr-bench-load: pthread_create failed\n");
+            exit(1);
+        }
+    struct timespec settle = {0, 200000000}; /* every thread has recorded */
+    nanosleep(&settle, NULL);
+    take_snapshots(a);
+    __atomic_store_n(&busy_stop, 1, __ATOMIC_RELAXED);
+    for (int k = 0; k < t; k++)
+        pthread_join(th[k], NULL);
+    return 0;
+}
 #endif
 
 static int usage(void)
 {
     fprintf(stderr, "usage: fdr-bench-load startup | emit W T N R | memory T E"
-                    " | snapshot T E R DIR\n");
+                    " | snapshot T E R DIR | snapshot-busy T R DIR\n");
     return 2;
 }
 
@@ -203,8 +234,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "startup") == 0) {
         EMIT_TWO_INTS(argc, 7);
         uint64_t t = now_ns();
-        printf("first_ns %llu\nenabled %d\n", (unsigned long long)t,
-               TRACER_ENABLED());
+        printf("first_ns %llu\nenabled %d\n", (unsigned long long)t, TRACER_ENABLED());
         return 0;
     }
     if (argc == 6 && strcmp(argv[1], "emit") == 0) {
@@ -213,7 +243,8 @@ int main(int argc, char **argv)
         if (t < 1 || t > 256)
             return usage();
         job proto = {.ids = strcmp(argv[2], "int_double_string") == 0,
-                     .n = n / (uint64_t)t, .rate = atof(argv[5])};
+                     .n = n / (uint64_t)t,
+                     .rate = atof(argv[5])};
         uint64_t elapsed = run_threads(t, proto, 0, NULL, NULL);
 #if defined(LOAD_FDR)
         /* Until the events are in the stream files: the flush is part of
@@ -248,6 +279,18 @@ int main(int argc, char **argv)
         snap_args sa = {atoi(argv[4]), argv[5]};
         run_threads(t, proto, 1, take_snapshots, &sa);
         return 0;
+#else
+        printf("unsupported snapshot: no fdr_snapshot() in this build\n");
+        return 0;
+#endif
+    }
+    if (argc == 5 && strcmp(argv[1], "snapshot-busy") == 0) {
+#if defined(LOAD_FDR) && defined(FDR_BENCH_HAVE_SNAPSHOT)
+        int t = atoi(argv[2]);
+        snap_args sa = {atoi(argv[3]), argv[4]};
+        if (t < 1 || t > 256)
+            return usage();
+        return snapshot_busy(t, &sa);
 #else
         printf("unsupported snapshot: no fdr_snapshot() in this build\n");
         return 0;

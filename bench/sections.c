@@ -32,7 +32,8 @@
  *              slope; process bytes: the fixed part at one thread
  *   size       two_ints, int_double_string bytes: stream bytes on disk
  *              (metadata and LTTng's index files excluded) / recorded
- *   snapshot   8_threads_x_1MiB ms: one fdr_snapshot() of 8 full rings
+ *   snapshot   8_threads_x_1MiB ms: one fdr_snapshot() of 8 full rings;
+ *              64_busy_threads ms: one while 64 threads record without pause
  */
 #define _GNU_SOURCE
 #include "sections.h"
@@ -62,10 +63,11 @@ static uint64_t now_ns(void)
  * have set is cleared first, so each run sees only what it asks for. */
 static void env_reset(void)
 {
-    static const char *const vars[] = {
-        "FDR_OUTPUT", "FDR_MODE", "FDR_EVENTS", "FDR_TRACES", "FDR_TRACE_FILE",
-        "FDR_BUFFER_SIZE", "FDR_PACKET_SIZE", "LTTNG_UST_REGISTER_TIMEOUT",
-        "FDR_BENCH_LTTNG_TP"};
+    static const char *const vars[] = {"FDR_OUTPUT",        "FDR_MODE",
+                                       "FDR_EVENTS",        "FDR_TRACES",
+                                       "FDR_TRACE_FILE",    "FDR_BUFFER_SIZE",
+                                       "FDR_PACKET_SIZE",   "LTTNG_UST_REGISTER_TIMEOUT",
+                                       "FDR_BENCH_LTTNG_TP"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -81,8 +83,7 @@ static double out_value(const char *out, const char *key)
 }
 
 static int run_load(const bench_sections_ctx *c, const char *which,
-                    const char *const args[], char *out, size_t outsz,
-                    uint64_t *t_spawn)
+                    const char *const args[], char *out, size_t outsz, uint64_t *t_spawn)
 {
     char exe[PATH_MAX];
     snprintf(exe, sizeof exe, "%s/fdr-bench-load-%s", c->bindir, which);
@@ -103,8 +104,8 @@ static int run_load(const bench_sections_ctx *c, const char *which,
     return 0;
 }
 
-int bench_count_trace(const char *bindir, const char *dir,
-                      unsigned long long *events, unsigned long long *discarded)
+int bench_count_trace(const char *bindir, const char *dir, unsigned long long *events,
+                      unsigned long long *discarded)
 {
     char exe[PATH_MAX], out[4096];
     snprintf(exe, sizeof exe, "%s/fdr-bench-count", bindir);
@@ -119,20 +120,19 @@ int bench_count_trace(const char *bindir, const char *dir,
 
 static unsigned long long stream_bytes;
 
-static int add_stream(const char *path, const struct stat *st, int flag,
-                      struct FTW *ftw)
+static int add_stream(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     const char *base = path + ftw->base;
-    if (flag == FTW_F && strcmp(base, "metadata") != 0 &&
-        strstr(path, "/index/") == NULL)
+    if (flag == FTW_F && strcmp(base, "metadata") != 0 && strstr(path, "/index/") == NULL)
         stream_bytes += (unsigned long long)st->st_size;
     return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-    (void)st; (void)flag; (void)ftw;
+    (void)st;
+    (void)flag;
+    (void)ftw;
     remove(path);
     return 0;
 }
@@ -180,7 +180,7 @@ typedef struct emit_run {
     const char *events;   /* "two_ints" or "int_double_string" */
     int threads;
     unsigned long long n;
-    double rate; /* per thread, 0 = unpaced */
+    double rate;               /* per thread, 0 = unpaced */
     const char *size_workload; /* also a size record, or NULL */
 } emit_run;
 
@@ -242,10 +242,11 @@ static int emit_one(const bench_sections_ctx *c, const emit_run *e)
     if (e->size_workload != NULL && rec > 0)
         bench_extra_add(c->r, "size", e->tracer, e->size_workload, "bytes",
                         (double)stream_bytes / (double)rec);
-    fprintf(stderr, "  %s %s %s x%d: %.0f events in %.1f ms, recorded %llu, "
-                    "discarded %llu, %llu stream bytes\n",
-            e->tracer, e->workload, e->events, e->threads, emitted, elapsed / 1e6,
-            rec, disc, stream_bytes);
+    fprintf(stderr,
+            "  %s %s %s x%d: %.0f events in %.1f ms, recorded %llu, "
+            "discarded %llu, %llu stream bytes\n",
+            e->tracer, e->workload, e->events, e->threads, emitted, elapsed / 1e6, rec,
+            disc, stream_bytes);
     return bad;
 }
 
@@ -313,8 +314,7 @@ static int startup(const bench_sections_ctx *c)
     /* The fdr-discard run's trace must hold its events: one per run. */
     unsigned long long rec, disc;
     if (bench_count_trace(c->bindir, fdrdir, &rec, &disc) != 0 || rec != 1) {
-        fprintf(stderr, "fdr-bench: startup: fdr trace holds %llu events, not 1\n",
-                rec);
+        fprintf(stderr, "fdr-bench: startup: fdr trace holds %llu events, not 1\n", rec);
         bad++;
     }
     rm_tree(c, fdrdir);
@@ -326,8 +326,7 @@ static int startup(const bench_sections_ctx *c)
             continue;
         }
         for (int i = 0; i < got[k]; i++) {
-            bench_extra_add(c->r, "startup", names[k], "first_event", "ms",
-                            first[k][i]);
+            bench_extra_add(c->r, "startup", names[k], "first_event", "ms", first[k][i]);
             if (k > 0)
                 bench_extra_add(c->r, "startup", names[k], "added", "ms",
                                 first[k][i] - base.median);
@@ -404,12 +403,12 @@ static int snapshot(const bench_sections_ctx *c)
     char dir[PATH_MAX], out[8192];
     snprintf(dir, sizeof dir, "%s/snapshot", c->tmpdir);
     /* 100k two_ints events = 1.8 MB per thread: every ring has wrapped. */
-    const char *args[] = {"snapshot", "8", "100000", c->quick ? "2" : "15", dir,
-                          NULL};
+    const char *args[] = {"snapshot", "8", "100000", c->quick ? "2" : "15", dir, NULL};
     int rc = run_load(c, "fdr", args, out, sizeof out, NULL);
     env_reset();
     if (rc == 0 && strstr(out, "unsupported") != NULL) {
-        bench_note(c->r, "snapshot: fdr_snapshot() not in this tree yet (lib/snapshot.c)");
+        bench_note(c->r,
+                   "snapshot: fdr_snapshot() not in this tree yet (lib/snapshot.c)");
         return 0;
     }
     if (rc != 0)
@@ -422,14 +421,48 @@ static int snapshot(const bench_sections_ctx *c)
     }
     unsigned long long rec = 0, disc = 0;
     if (got == 0 || bench_count_trace(c->bindir, dir, &rec, &disc) != 0 || rec == 0) {
-        fprintf(stderr, "fdr-bench: snapshot: %d snapshots, %llu events read back\n",
-                got, rec);
+        fprintf(stderr, "fdr-bench: snapshot: %d snapshots, %llu events read back\n", got,
+                rec);
         rm_tree(c, dir);
         return 1;
     }
-    bench_note(c->r, "snapshot: the last snapshot reads back with %llu events "
-                     "(8 threads x 1 MiB rings)", rec);
+    bench_note(c->r,
+               "snapshot: the last snapshot reads back with %llu events "
+               "(8 threads x 1 MiB rings)",
+               rec);
     rm_tree(c, dir);
+    return 0;
+}
+
+/* Snapshots while 64 threads record without pause (more threads than
+ * cores): the controller waits only for writers inside their section. */
+static int snapshot_busy(const bench_sections_ctx *c)
+{
+    env_reset();
+    setenv("FDR_MODE", "overwrite", 1);
+    char dir[PATH_MAX], out[8192];
+    snprintf(dir, sizeof dir, "%s/snapshot-busy", c->tmpdir);
+    /* --quick (in the test suite, on a machine busy with other tests):
+     * fewer threads, one snapshot; the number is quoted from a full run. */
+    const char *args[] = {"snapshot-busy", c->quick ? "8" : "64", c->quick ? "1" : "5",
+                          dir, NULL};
+    int rc = run_load(c, "fdr", args, out, sizeof out, NULL);
+    env_reset();
+    if (rc == 0 && strstr(out, "unsupported") != NULL)
+        return 0;
+    int got = 0;
+    for (const char *p = strstr(out, "snap_ns "); rc == 0 && p;
+         p = strstr(p + 1, "snap_ns ")) {
+        bench_extra_add(c->r, "snapshot", "fdr-overwrite",
+                        c->quick ? "8_busy_threads" : "64_busy_threads", "ms",
+                        strtod(p + 8, NULL) / 1e6);
+        got++;
+    }
+    rm_tree(c, dir);
+    if (got == 0) {
+        fprintf(stderr, "fdr-bench: snapshot with 64 busy threads: no snapshot\n");
+        return 1;
+    }
     return 0;
 }
 
@@ -444,5 +477,6 @@ int bench_sections_run(const bench_sections_ctx *c)
     bad += memory(c);
     fprintf(stderr, "sections: snapshot\n");
     bad += snapshot(c);
+    bad += snapshot_busy(c);
     return bad;
 }

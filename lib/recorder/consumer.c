@@ -65,6 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/committed.h"
 #include "common/format.h"
 #include "common/io.h"
 #include "common/iter.h"
@@ -408,12 +409,68 @@ static int helper_receive(int sock)
     return 1;
 }
 
-/* The open packet of a dead writer: added once the ring publishes how far
- * its writer committed ("fast", common/ring.h). Until then it is lost. */
-static void helper_open_packet(int fd, struct fdr__buf_hdr *h)
+/* The open packet of a dead writer (its thread was killed in the middle
+ * of it): written up to its last committed event, found from the packet's
+ * tail alone (common/committed.h), closed here with the size of what is
+ * committed and the time of its last event, then followed, if events were
+ * discarded after it was opened, by a header-only packet that reports
+ * them (as fdr__writer_carry_discards would have). Returns 1 when the
+ * stream file grew. `produced` is the count of closed packets written
+ * before: the open packet must be the next one. */
+static int helper_open_packet(int fd, struct fdr__buf_hdr *h,
+                              const struct fdr__ring_geom *g, uint64_t produced)
 {
-    (void)fd;
-    (void)h;
+    struct fdr__open_packet op;
+    struct fdr__pkt hdr;
+    if (fdr__committed(h, g->size, &op) != 1 || op.seq != produced ||
+        op.offset != (size_t)(fdr__ring_slot(h, g, op.seq) - (const char *)h))
+        return 0;
+    const char *slot = (const char *)h + op.offset;
+    if (fdr__pkt_check(slot, g, op.seq, &hdr) < 0) {
+        skipped(0, 1);
+        return 0;
+    }
+    /* The events below the committed position, up to the last one that
+     * parses (the bytes are untrusted like the rest of the ring). */
+    struct fdr__classes t;
+    struct fdr__iter it;
+    struct fdr__event ev;
+    uint64_t last = hdr.ts_begin;
+    size_t good = sizeof hdr;
+    fdr__registry_classes(&t);
+    fdr__iter_init(&it, slot, op.bytes, &t);
+    while (fdr__iter_next(&it, &ev) > 0) {
+        good = (size_t)(ev.payload + ev.len - slot);
+        if (ev.ts > last)
+            last = ev.ts;
+    }
+    uint64_t total =
+        h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED) + h->out_lost;
+    int grew = 0;
+    if (good > sizeof hdr) {
+        hdr.ts_end = last;
+        hdr.content_size = (uint64_t)good * 8;
+        hdr.discarded += h->out_lost;
+        if (fdr__packet_write(fd, &hdr, slot + sizeof hdr) < 0) {
+            cut(fd, h);
+            return 0;
+        }
+        h->out_bytes += good;
+        hdr.seq++;
+        grew = 1;
+    }
+    if (total > hdr.discarded && (hdr.seq > 0 || grew)) {
+        /* Never as the stream's first packet, which must say 0. */
+        hdr.ts_begin = hdr.ts_end = last;
+        hdr.content_size = sizeof hdr * 8;
+        hdr.discarded = total;
+        if (fdr__packet_write(fd, &hdr, NULL) < 0)
+            cut(fd, h);
+        else
+            h->out_bytes += sizeof hdr;
+        grew = 1;
+    }
+    return grew;
 }
 
 /* Finishes stream file <index> of a dead program: whole packets only, then
@@ -430,8 +487,11 @@ static void helper_stream(uint32_t index, struct fdr__buf_hdr *h, uint64_t mappe
         return;
     char name[32];
     stream_name(name, index);
+    struct fdr__open_packet op;
+    int open_events = fdr__committed(h, mapped, &op) == 1 && op.seq == produced &&
+                      op.bytes > sizeof(struct fdr__pkt);
     int fd = openat(trace_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT && produced != consumed)
+    if (fd < 0 && errno == ENOENT && (produced != consumed || open_events))
         fd = fdr__tracedir_create(trace_fd, name);
     if (fd < 0)
         return;
@@ -455,7 +515,7 @@ static void helper_stream(uint32_t index, struct fdr__buf_hdr *h, uint64_t mappe
             h->consumed = consumed + 1;
             h->out_bytes += grown;
         }
-        helper_open_packet(fd, h);
+        helper_open_packet(fd, h, &g, produced);
     }
     close(fd);
 }
