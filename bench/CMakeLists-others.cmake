@@ -82,6 +82,10 @@ target_include_directories(fdr-bench PRIVATE ${_fb_src}
 target_compile_options(fdr-bench PRIVATE -O2 ${_fb_warn})
 target_compile_definitions(fdr-bench PRIVATE
   FDR_BENCH_RESULTS_DEFAULT="${_fb_src}/results/latest.json")
+if(TARGET fdr-cli) # the print section: fdr print against babeltrace2
+  target_compile_definitions(fdr-bench PRIVATE FDR_BENCH_FDR_CLI="$<TARGET_FILE:fdr-cli>")
+  add_dependencies(fdr-bench fdr-cli)
+endif()
 target_link_libraries(fdr-bench PRIVATE fdr-bench-barectf ${CMAKE_DL_LIBS})
 set_target_properties(fdr-bench PROPERTIES
   C_STANDARD 11 C_STANDARD_REQUIRED ON

@@ -466,6 +466,60 @@ static int snapshot_busy(const bench_sections_ctx *c)
     return 0;
 }
 
+/* Reads one trace of N int_double_string events (written by fdr-discard)
+ * with `fdr print` and with the babeltrace2 CLI, both printing text into a
+ * pipe the bench drains: events per second, median of 3 runs each,
+ * interleaved. */
+static int print_speed(const bench_sections_ctx *c)
+{
+#ifdef FDR_BENCH_FDR_CLI
+    char dir[PATH_MAX], out[8192];
+    snprintf(dir, sizeof dir, "%s/print", c->tmpdir);
+    env_reset();
+    setenv("FDR_OUTPUT", dir, 1);
+    setenv("FDR_BUFFER_SIZE", "64M", 1); /* every event reaches the file */
+    const char *n = c->quick ? "200000" : "10000000";
+    const char *args[] = {"emit", "int_double_string", "1", n, "0", NULL};
+    int rc = run_load(c, "fdr", args, out, sizeof out, NULL);
+    env_reset();
+    unsigned long long rec = 0, disc = 0;
+    if (rc != 0 || bench_count_trace(c->bindir, dir, &rec, &disc) != 0 || rec == 0) {
+        fprintf(stderr, "fdr-bench: print: no trace to read\n");
+        rm_tree(c, dir);
+        return 1;
+    }
+    const char *fdr_argv[] = {FDR_BENCH_FDR_CLI, "print", dir, NULL};
+    const char *bt_argv[] = {"babeltrace2", dir, NULL};
+    double rate[2][3];
+    int bad = 0;
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 2; k++) {
+            uint64_t t0 = now_ns();
+            rc = bench_run_cmd(k ? bt_argv : fdr_argv, NULL, 0);
+            uint64_t t1 = now_ns();
+            if (rc != 0) {
+                fprintf(stderr, "fdr-bench: print: %s exited %d\n",
+                        k ? "babeltrace2" : "fdr", rc);
+                bad = 1;
+            }
+            rate[k][i] = (double)rec / ((double)(t1 - t0) / 1e9);
+            bench_extra_add(c->r, "print", "fdr-discard",
+                            k ? "babeltrace2_events_per_s" : "fdr_print_events_per_s",
+                            "events_per_s", rate[k][i]);
+        }
+    bench_note(
+        c->r,
+        "print: %llu events of int_double_string; fdr print / babeltrace2, run by run: "
+        "%.2f %.2f %.2f",
+        rec, rate[0][0] / rate[1][0], rate[0][1] / rate[1][1], rate[0][2] / rate[1][2]);
+    rm_tree(c, dir);
+    return bad;
+#else
+    (void)c;
+    return 0;
+#endif
+}
+
 int bench_sections_run(const bench_sections_ctx *c)
 {
     int bad = 0;
@@ -478,5 +532,7 @@ int bench_sections_run(const bench_sections_ctx *c)
     fprintf(stderr, "sections: snapshot\n");
     bad += snapshot(c);
     bad += snapshot_busy(c);
+    fprintf(stderr, "sections: print\n");
+    bad += print_speed(c);
     return bad;
 }

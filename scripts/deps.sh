@@ -8,7 +8,7 @@
 set -eu
 build="gcc g++ make cmake pkg-config"
 demo="$build babeltrace2"
-test="$demo python3 python3-bt2 libbabeltrace2-dev libcmocka-dev clang libclang-rt-14-dev binutils file lttng-tools liblttng-ust-dev python3-barectf"
+test="$demo python3 python3-bt2 python3-protobuf protobuf-compiler libbabeltrace2-dev libcmocka-dev clang libclang-rt-14-dev binutils file lttng-tools liblttng-ust-dev python3-barectf"
 case "${1:-}" in
 build) want=$build ;;
 demo) want=$demo ;;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/format.h"
+#include "common/fields.h"
 
 struct out {
     char *p;
@@ -256,40 +257,10 @@ static void emit_double(struct out *o, const struct spec *sp, double v)
     emit(o, sp, prefix, buf, n, 1);
 }
 
+/* Sizes are checked in one place, common/fields.c. */
 static size_t field_size(uint8_t type, const char *p, size_t left)
 {
-    switch (type) {
-    case FDR__T_BOOL:
-    case FDR__T_CHAR:
-    case FDR__T_I8:
-    case FDR__T_U8:
-        return 1;
-    case FDR__T_I16:
-    case FDR__T_U16:
-        return 2;
-    case FDR__T_I32:
-    case FDR__T_U32:
-    case FDR__T_F32:
-        return 4;
-    case FDR__T_I64:
-    case FDR__T_U64:
-    case FDR__T_F64:
-    case FDR__T_PTR:
-        return 8;
-    case FDR__T_STR: {
-        const char *z = memchr(p, 0, left);
-        return z ? (size_t)(z - p) + 1 : (size_t)-1;
-    }
-    case FDR__T_BYTES: {
-        uint32_t n;
-        if (left < 4)
-            return (size_t)-1;
-        memcpy(&n, p, 4);
-        return (size_t)n + 4;
-    }
-    default:
-        return (size_t)-1;
-    }
+    return fdr__field_size(type, p, left);
 }
 
 size_t fdr__payload_size(const struct fdr__class *c, const char *payload, size_t len)

@@ -28,6 +28,7 @@ struct cli_verb {
 extern const struct cli_verb cli_verbs_session[]; /* session.c: fdrd's traces */
 extern const struct cli_verb cli_verbs_record[];  /* record.c */
 extern const struct cli_verb cli_verbs_offline[]; /* print, stats, ... */
+extern const struct cli_verb cli_verbs_export[];  /* export.c: Perfetto, Chrome JSON */
 
 /* Prints "fdr VERB: message\n" on stderr; returns status. */
 int cli_fail(int status, const char *verb, const char *fmt, ...)

@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: MIT
+"""test-fdr-offline-corrupt.py - `fdr print` and `fdr stats` on damaged
+traces: one line on stderr naming the file and the offset, the rest of the
+trace still printed, exit status 1; never a crash or a hang.
+
+    test-fdr-offline-corrupt.py FDR OFFLINE_PROG OUTDIR
+
+The trace: offline-prog parent (two processes) with 4 KiB packets, so each
+stream has several packets. Copies of it get: a stream file cut in the
+middle of its last packet; the magic of a stream's first packet
+overwritten (the reader finds the next packet header and goes on); a
+garbage class file (that process is skipped, the other is printed); a
+class file without classes (few lines however many packets); and
+the tool is run on an empty and on a missing directory."""
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fdrtest as c  # noqa: E402
+
+fdr, prog, out = sys.argv[1:4]
+os.makedirs(out, exist_ok=True)
+trace = os.path.join(out, "trace")
+c.run([prog, "parent", "60"], trace, {"FDR_PACKET_SIZE": "4096"})
+procs = sorted(os.listdir(trace))
+c.check(len(procs) == 2, "two processes: %s" % procs)
+
+
+def run(verb, path, *extra):
+    p = subprocess.run([fdr, verb, path] + list(extra), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    c.check(p.returncode >= 0, "fdr %s %s died of signal %d" % (verb, path, -p.returncode))
+    return p.returncode, p.stdout.decode(errors="replace").splitlines(), \
+        p.stderr.decode(errors="replace")
+
+
+rc, full, err = run("print", trace)
+c.check(rc == 0 and err == "", "the intact trace: exit %d, %r" % (rc, err))
+c.check(len(full) == 2 * (2 + 4 * 5 * 60), "intact trace: %d lines" % len(full))
+
+
+def packets(path):
+    """Offsets and sizes of the packets of a stream file."""
+    with open(path, "rb") as f:
+        b = f.read()
+    offs, off = [], 0
+    while off + 100 <= len(b):
+        size = struct.unpack_from("<Q", b, off + 52)[0] // 8
+        offs.append((off, size))
+        off += size
+    return offs
+
+
+def copy(name):
+    d = os.path.join(out, name)
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(trace, d)
+    return d
+
+
+def subsequence(part, whole):
+    it = iter(whole)
+    return all(any(x == y for y in it) for x in part)
+
+
+def one_line(name, err, file, offset):
+    want = "%s: offset %d: " % (file, offset)
+    c.check(err.count("\n") == 1 and err.startswith("fdr ") and want in err,
+            "%s: not one line naming %s: %r" % (name, want, err))
+
+
+# The stream with the most packets of the first process.
+pdir = procs[0]
+streams = sorted((f for f in os.listdir(os.path.join(trace, pdir)) if f.startswith("stream_")),
+                 key=lambda f: -len(packets(os.path.join(trace, pdir, f))))
+big = streams[0]
+pk = packets(os.path.join(trace, pdir, big))
+c.check(len(pk) >= 3, "%s has %d packets, want 3 or more" % (big, len(pk)))
+
+# 1. Cut in the middle of the last packet.
+d = copy("cut")
+path = os.path.join(d, pdir, big)
+last_off, last_size = pk[-1]
+with open(path, "r+b") as f:
+    f.truncate(last_off + last_size // 2)
+for verb in ("print", "stats"):
+    rc, lines, err = run(verb, d)
+    c.check(rc == 1, "cut, %s: exit %d, not 1" % (verb, rc))
+    one_line("cut, " + verb, err, path, last_off)
+    c.check("truncated packet" in err, "cut: %r" % err)
+rc, lines, err = run("print", d)
+lost = len(full) - len(lines)
+c.check(0 < lost < 4096 // 11, "cut: %d lines lost, want the events of one packet" % lost)
+c.check(subsequence(lines, full), "cut: the lines printed are not the intact trace's")
+
+# 2. The magic of the first packet overwritten: that packet is lost, the
+# reader finds the next one.
+d = copy("magic")
+path = os.path.join(d, pdir, big)
+with open(path, "r+b") as f:
+    f.write(b"\x00\x00\x00\x00")
+rc, lines, err = run("print", d)
+c.check(rc == 1, "magic: exit %d, not 1" % rc)
+one_line("magic", err, path, 0)
+lost = len(full) - len(lines)
+c.check(0 < lost < 4096 // 11, "magic: %d lines lost, want the events of one packet" % lost)
+c.check(subsequence(lines, full), "magic: the lines printed are not the intact trace's")
+
+# 3. A packet header's sizes scribbled over (content_size of the second
+# packet made odd): that packet is skipped, the third still read.
+d = copy("sizes")
+path = os.path.join(d, pdir, big)
+with open(path, "r+b") as f:
+    f.seek(pk[1][0] + 44)
+    f.write(struct.pack("<Q", 12345))
+rc, lines, err = run("print", d)
+c.check(rc == 1, "sizes: exit %d, not 1" % rc)
+one_line("sizes", err, path, pk[1][0])
+lost = len(full) - len(lines)
+c.check(0 < lost < 4096 // 11, "sizes: %d lines lost" % lost)
+
+# 4. A garbage class file: that process is skipped with one line, the other
+# process is printed whole.
+d = copy("classes")
+path = os.path.join(d, pdir, ".fdr-classes")
+with open(path, "wb") as f:
+    f.write(os.urandom(1000))
+for verb in ("print", "stats"):
+    rc, lines, err = run(verb, d)
+    c.check(rc == 1, "classes, %s: exit %d, not 1" % (verb, rc))
+    c.check(err.count("\n") == 1 and re.search(re.escape(path) + r": offset \d+: ", err),
+            "classes, %s: not one line naming the class file: %r" % (verb, err))
+rc, lines, err = run("print", d)
+other = procs[1].rsplit("-", 1)[1]
+c.check(len(lines) == 2 + 4 * 5 * 60 and all(ln.startswith(other + " ") or
+                                             not ln.split()[0].isdigit() for ln in lines),
+        "classes: %d lines, want the other process's %d" % (len(lines), 2 + 4 * 5 * 60))
+
+# 4b. A valid class file with no class: every packet's first event is
+# unknown. At most 5 lines per stream file, then one saying the rest of
+# that file's problems are not shown; the other process printed whole.
+d = copy("noclass")
+path = os.path.join(d, pdir, ".fdr-classes")
+with open(path, "rb") as f:
+    head = bytearray(f.read(32))
+struct.pack_into("<II", head, 8, 0, 0)
+with open(path, "wb") as f:
+    f.write(head)
+rc, lines, err = run("print", d)
+nstreams = len([f for f in os.listdir(os.path.join(d, pdir)) if f.startswith("stream_")])
+errs = err.splitlines()
+c.check(rc == 1 and 0 < len(errs) <= 6 * nstreams and
+        all(re.search(r"/stream_\d+: offset \d+: ", e) for e in errs),
+        "noclass: exit %d, %d lines for %d streams: %r" % (rc, len(errs), nstreams, errs[:8]))
+c.check(any("more problems in this file, not shown" in e for e in errs),
+        "noclass: no line saying further problems are not shown: %r" % errs[:8])
+c.check(len(lines) == 2 + 4 * 5 * 60, "noclass: %d lines, want the other process's" % len(lines))
+
+# 5. An empty directory, a missing one, a class file alone that is garbage.
+empty = os.path.join(out, "empty")
+shutil.rmtree(empty, ignore_errors=True)
+os.makedirs(empty)
+missing = os.path.join(out, "no-such-dir")
+for verb in ("print", "stats"):
+    rc, lines, err = run(verb, empty)
+    c.check(rc == 1 and lines == [] and err.count("\n") == 1 and empty in err and
+            "no trace" in err, "empty, %s: exit %d, %r" % (verb, rc, err))
+    rc, lines, err = run(verb, missing)
+    c.check(rc == 1 and lines == [] and err.count("\n") == 1 and missing in err and
+            "No such file or directory" in err, "missing, %s: exit %d, %r" % (verb, rc, err))
+
+# 6. Every byte of a packet header flipped in turn, and random bytes over
+# the events: never a crash (checked in run), at most a line per problem.
+d = copy("fuzz")
+path = os.path.join(d, pdir, big)
+with open(os.path.join(trace, pdir, big), "rb") as f:
+    orig = f.read()
+for at in list(range(0, 100, 3)) + [pk[1][0] + 100 + k for k in range(0, 300, 7)]:
+    b = bytearray(orig)
+    b[at] ^= 0xA5
+    with open(path, "wb") as f:
+        f.write(b)
+    rc, lines, err = run("print", d)
+    c.check(rc in (0, 1), "flip at %d: exit %d" % (at, rc))
+    c.check(len(lines) >= len(full) - 3 * (4096 // 11), "flip at %d: only %d lines" % (at, len(lines)))
+c.finish()
