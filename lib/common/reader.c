@@ -732,3 +732,16 @@ uint64_t fdr__reader_bytes(const struct fdr__reader *r)
 {
     return r->bytes;
 }
+
+uint64_t fdr__reader_stream_bytes_done(const struct fdr__reader *r, uint64_t *total)
+{
+    uint64_t done = 0, all = 0;
+    for (unsigned i = 0; i < r->n_cur; i++) {
+        const struct cursor *c = &r->cur[i];
+        all += c->size;
+        done += c->done || c->off > c->size ? c->size : c->off;
+    }
+    if (total)
+        *total = all;
+    return done;
+}

@@ -102,5 +102,8 @@ void fdr__reader_stream(const struct fdr__reader *r, unsigned i,
 uint64_t fdr__reader_errors(const struct fdr__reader *r);
 /* Bytes of all the files of the trace (stream files, metadata, class files). */
 uint64_t fdr__reader_bytes(const struct fdr__reader *r);
+/* Bytes of the stream files read so far, and in *total (if not NULL) their
+ * size: what a progress bar shows. O(streams): call it now and then. */
+uint64_t fdr__reader_stream_bytes_done(const struct fdr__reader *r, uint64_t *total);
 
 #endif

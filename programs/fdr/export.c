@@ -45,6 +45,7 @@
 #include "common/fields.h"
 #include "common/pattern.h"
 #include "offline.h"
+#include "progress.h"
 
 /* ---- protobuf encoding --------------------------------------------------- */
 
@@ -582,9 +583,16 @@ static int export_all(struct exporter *x, struct off_diag *d)
 {
     struct fdr__rd_event ev;
     struct fdr__field fl[FDR_MAX_FIELDS];
+    struct progress bar;
+    uint64_t seen = 0;
+    progress_start(&bar, "export");
     if (!x->perfetto)
         fputs("{\"traceEvents\":[", x->out);
     while (fdr__reader_next(x->r, &ev) > 0) {
+        if ((++seen & 0xfff) == 0) {
+            uint64_t total, done = fdr__reader_stream_bytes_done(x->r, &total);
+            progress_update(&bar, done, total);
+        }
         if (!keep(x, &ev))
             continue;
         const struct fdr__classes *t = &ev.proc->classes;
@@ -599,8 +607,10 @@ static int export_all(struct exporter *x, struct off_diag *d)
         int kind = slice_kind(evname, &base);
         int fresh;
         struct thread *th = thread_get(x, ev.pid, ev.tid, &fresh);
-        if (!th)
+        if (!th) {
+            progress_end(&bar);
             return cli_fail(1, "export", "out of memory");
+        }
         if (kind == 2 && th->depth == 0)
             kind = 0; /* an end without its begin: an instant */
         th->depth += kind == 1 ? 1u : kind == 2 ? (uint32_t)-1 : 0u;
@@ -618,6 +628,7 @@ static int export_all(struct exporter *x, struct off_diag *d)
         }
         x->events++;
     }
+    progress_end(&bar);
     if (!x->perfetto)
         fputs("\n],\"displayTimeUnit\":\"ns\"}\n", x->out);
     return 0;

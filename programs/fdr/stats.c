@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "common/format.h"
 #include "offline.h"
+#include "progress.h"
 
 struct thr {
     uint32_t pid, tid;
@@ -209,7 +210,14 @@ int cli_stats_run(int argc, char **argv)
         ok = !!(s.procs[i].per_class =
                     calloc(fdr__reader_proc(r, i)->classes.n + 1u, sizeof(uint64_t)));
     struct fdr__rd_event ev;
+    struct progress bar;
+    uint64_t seen = 0;
+    progress_start(&bar, "stats");
     while (ok && fdr__reader_next(r, &ev) > 0) {
+        if ((++seen & 0xfff) == 0) {
+            uint64_t total, done = fdr__reader_stream_bytes_done(r, &total);
+            progress_update(&bar, done, total);
+        }
         struct proc_st *p = &s.procs[ev.proc->index];
         p->per_class[ev.c->id]++;
         if (!p->events++)
@@ -231,6 +239,7 @@ int cli_stats_run(int argc, char **argv)
         t->last = ev.ns;
         memcpy(t->name, ev.thread_name, 16);
     }
+    progress_end(&bar);
     /* Discarded: each stream's last events_discarded, summed. */
     for (unsigned i = 0; ok && i < fdr__reader_streams(r); i++) {
         struct fdr__rd_stream_info si;

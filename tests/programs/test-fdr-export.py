@@ -19,13 +19,15 @@ and to Perfetto protobuf; both are compared with the trace as bt2 reads it:
     ex:step.level holding bt2's level values in time order.
 offline-prog parent (two processes, every field type) is exported both ways:
 per (pid, event) counts equal bt2's, integer fields equal, NaN/Inf as
-strings in JSON. --filter keeps only what it selects. Bad arguments, a
+strings in JSON. --filter keeps only what it selects. export and stats show
+a progress bar when stderr is a terminal (a pty), and nothing when not. Bad arguments, a
 missing trace, a corrupt stream and an unwritable output each give one line
 and a non-zero status (a corrupt stream: the rest still exported)."""
 import collections
 import json
 import math
 import os
+import pty
 import shutil
 import subprocess
 import sys
@@ -246,6 +248,34 @@ with open(jf) as f:
 c.check(p.returncode == 0 and sum(1 for e in fe if e["ph"] == "i") == THREADS * ROUNDS and
         all(e["name"] == "ex:step" for e in fe if e["ph"] in "BEiC"),
         "--filter ex:step kept other events")
+
+# ---- the progress bar: on a terminal, not on a pipe ------------------------------
+big = os.path.join(out, "big")
+c.run([prog, "2", "2000"], big)  # 20,000 events: several progress updates
+for verb, args in (("export", ["--format", "chrome", big, "-o", os.path.join(out, "b.json")]),
+                   ("stats", [big])):
+    env = dict(os.environ, FDR_PROGRESS_DELAY_MS="0")
+    master, slave = pty.openpty()
+    pr = subprocess.Popen([fdr, verb] + args, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    rc = pr.wait(timeout=120)
+    c.check(rc == 0 and b"\r\x1b[Kfdr " + verb.encode() + b": " in seen and b" MB of " in seen and
+            b"MB/s" in seen and b"left" in seen, "%s: no progress bar on a terminal: %r"
+            % (verb, seen[:200]))
+    p = subprocess.run([fdr, verb] + args, capture_output=True, env=env, timeout=120)
+    c.check(p.returncode == 0 and p.stderr == b"", "%s: stderr not a terminal: %r" %
+            (verb, p.stderr[:200]))
 
 # ---- errors ----------------------------------------------------------------------
 def one_line(argv, rc, text):
