@@ -30,12 +30,17 @@
 #include <unistd.h>
 
 #include "recorder/buffer.h"
-#include "recorder/consumer.h"
 #include "recorder/config.h"
 
 #define MAX_BUFFERS 65536
 
 uint8_t fdr__trace_uuid[16];
+
+static void no_buf_hook(const struct fdr__buf *b)
+{
+    (void)b;
+}
+void (*fdr__buf_added_hook)(const struct fdr__buf *b) = no_buf_hook;
 
 /* All buffers ever created, by index; slots are written once, before
  * `count` is published with a release store. */
@@ -85,7 +90,7 @@ static struct fdr__buf *buf_create(void)
     b->out_fd = -1;
     all[count] = b;
     __atomic_store_n(&count, count + 1, __ATOMIC_RELEASE);
-    fdr__consumer_buffer_added(b); /* the drain helper maps it too */
+    fdr__buf_added_hook(b); /* the consumer's drain helper maps it too */
     return b;
 }
 

@@ -30,5 +30,9 @@ char *fdr__buf_slot(const struct fdr__buf_hdr *h, uint64_t seq);
 extern uint8_t fdr__trace_uuid[16];
 /* In a forked child: unmaps every buffer (they are the parent's). */
 void fdr__buf_forget_all(void);
+/* Called with each new buffer (writers lock held). Installed by init.c
+ * before any buffer exists (the consumer's fdr__consumer_buffer_added):
+ * the layer above is told without buffer.c calling up into it. */
+extern void (*fdr__buf_added_hook)(const struct fdr__buf *b);
 
 #endif

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fdr/internal/fastpath.h"
@@ -39,6 +40,12 @@
 
 struct fdr__config fdr__cfg;
 uint32_t fdr__string_max = 256;
+pid_t fdr__pid;
+
+pid_t fdr__gettid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
 
 void fdr__warn(const char *fmt, ...)
 {

@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum fdr__mode { FDR__MODE_DISCARD = 0, FDR__MODE_OVERWRITE = 1 };
 enum fdr__barrier_choice { FDR__BARRIER_AUTO = 0, FDR__BARRIER_SIGNAL = 1 };
@@ -28,15 +29,19 @@ struct fdr__config {
     unsigned crash_events;       /* FDR_CRASH_EVENTS */
     char crash_dir[4096 - 64];   /* FDR_CRASH_DIR, "" for none */
     /* snapshot on signal (snapshot.c) */
-    int snapshot_signal;      /* FDR_SNAPSHOT_SIGNAL, 0 for none */
+    int snapshot_signal;              /* FDR_SNAPSHOT_SIGNAL, 0 for none */
     const char *snapshot_signal_text; /* as the user wrote it, for messages */
-    const char *snapshot_dir; /* FDR_SNAPSHOT_DIR, "." by default */
+    const char *snapshot_dir;         /* FDR_SNAPSHOT_DIR, "." by default */
 };
 
 #define FDR__CRASH_EVENTS_MAX 1024
 
 extern struct fdr__config fdr__cfg;
 void fdr__config_load(void);
+/* The process: its pid (set at start and in a forked child, init.c) and
+ * the calling thread's id. */
+extern pid_t fdr__pid;
+pid_t fdr__gettid(void);
 /* One line "fdr: <message>\n" on stderr, with a single write(2). */
 void fdr__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

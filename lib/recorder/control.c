@@ -40,7 +40,7 @@
 #include "common/pattern.h"
 #include "recorder/config.h"
 #include "recorder/control.h"
-#include "recorder/init.h"
+#include "recorder/init.h" /* enum fdr__fork_phase */
 #include "recorder/registry.h"
 #include "recorder/tunable.h"
 
@@ -129,7 +129,7 @@ static int install(int print, const char *spec, const char *origin, int check)
     int help = fdr__rules_wants_help(r);
     if (check)
         check_unknown(r, origin);
-    fdr__tunables_apply(r, origin);
+    fdr__tunables_apply(r, origin, fdr__control_is_ready());
     if (fdr__rules_count(r) == 0 && (help || fdr__rules_tunable_count(r) > 0))
         fdr__rules_free(r); /* only knobs or help: event rules unchanged */
     else
@@ -221,9 +221,8 @@ void fdr__control_ready(const void *range)
     pthread_mutex_unlock(&ready_lock);
 }
 
-static int set_rules(int print, const char *spec, const char *origin)
+int fdr__control_set_rules(int print, const char *spec, const char *origin)
 {
-    fdr__init();
     fdr__control_ready(NULL);
     /* Serializes with the deferred work so warnings come in order. */
     pthread_mutex_lock(&ready_lock);
@@ -232,16 +231,6 @@ static int set_rules(int print, const char *spec, const char *origin)
         print_help();
     pthread_mutex_unlock(&ready_lock);
     return help < 0 ? help : 0;
-}
-
-int fdr_trace_set(const char *spec)
-{
-    return set_rules(1, spec, "fdr_trace_set");
-}
-
-int fdr_record_set(const char *spec)
-{
-    return set_rules(0, spec, "fdr_record_set");
 }
 
 /* ---- listing -------------------------------------------------------------- */
@@ -258,11 +247,10 @@ static void info_of(const struct fdr__site *s, uint8_t state, fdr_event_info_t *
                                (state & FDR__S_PRINT) != 0};
 }
 
-int fdr_event_list(fdr_event_cb cb, void *arg)
+int fdr__control_event_list(fdr_event_cb cb, void *arg)
 {
     if (!cb)
         return -EINVAL;
-    fdr__init();
     fdr__control_ready(NULL);
     /* Collected first so that cb runs without the registry lock. */
     struct known k = {0};

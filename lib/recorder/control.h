@@ -4,6 +4,8 @@
 #ifndef FDR_RECORDER_CONTROL_H
 #define FDR_RECORDER_CONTROL_H
 
+#include "fdr/control.h"
+
 /* Parses FDR_EVENTS and FDR_TRACES, installs them, applies their tunables. */
 void fdr__control_init(void);
 /* A module's sites or tunables at `range` were registered: once the main
@@ -11,5 +13,9 @@ void fdr__control_init(void);
  * event is known runs (help, warnings about names that match nothing). */
 void fdr__control_ready(const void *range);
 int fdr__control_is_ready(void);
+/* fdr_trace_set (print = 1) and fdr_record_set (0), fdr_event_list, once
+ * the library has started (api.c). */
+int fdr__control_set_rules(int print, const char *spec, const char *origin);
+int fdr__control_event_list(fdr_event_cb cb, void *arg);
 
 #endif

@@ -56,7 +56,6 @@
 #include "recorder/clock.h"
 #include "recorder/config.h"
 #include "recorder/flight.h"
-#include "recorder/init.h"
 #include "recorder/registry.h"
 #include "recorder/section.h"
 #include "recorder/writer.h"
@@ -417,12 +416,6 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
 
 static pid_t dumper; /* thread that is dumping or has dumped, 0 before */
 static int dump_done;
-
-int fdr__signal_is_fault(int sig)
-{
-    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
-           sig == SIGTRAP || sig == SIGSYS;
-}
 
 /* A fault the kernel raised (not one sent with kill): it comes back when
  * the faulting instruction runs again. */

@@ -7,14 +7,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void fdr__flight_init(void);       /* from init_once: handlers, snapshot signal */
-void fdr__crash_thread_init(void); /* alternate stack, writer creation */
-void fdr__crash_thread_exit(void);
-void fdr__crash_init(void);
-/* 1 when the crash handler is installed for sig (crash.c). */
-int fdr__crash_owns(int sig);
+/* Layers: crash.c is above snapshot.c (a crash dump writes the live rings
+ * as a snapshot does); snapshot.c calls nothing of crash.c. */
+
+/* snapshot.c */
+void fdr__flight_init(void); /* from init_once: the snapshot signal */
+/* fdr_snapshot, fdr_snapshot_on_signal once the library has started
+ * (api.c). */
+int fdr__snapshot(const char *dir);
+int fdr__snapshot_on_signal(int sig, const char *dir);
+/* 1 when sig belongs to another handler of fdr (the crash handler's,
+ * installed by init.c: fdr__crash_owns), so no snapshot may take it. */
+extern int (*fdr__snapshot_signal_owned)(int sig);
 /* 1 for the signals a faulting instruction raises: SEGV BUS ILL FPE TRAP SYS. */
 int fdr__signal_is_fault(int sig);
+
+/* crash.c */
+void fdr__crash_thread_init(void); /* alternate stack, writer creation */
+void fdr__crash_thread_exit(void);
+void fdr__crash_init(void); /* from init_once, before fdr__flight_init */
+/* 1 when the crash handler is installed for sig. */
+int fdr__crash_owns(int sig);
 /* What a reader skipped because it was not valid (common/validate.h). */
 struct fdr__skips {
     uint64_t rings;   /* ring headers that do not match their buffer */

@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fdr/fdr.h"
@@ -45,15 +44,9 @@
 #include "recorder/section.h"
 #include "recorder/writer.h"
 
-int fdr__initialized;
-pid_t fdr__pid;
+static int initialized;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int exiting;
-
-pid_t fdr__gettid(void)
-{
-    return (pid_t)syscall(SYS_gettid);
-}
 
 /* Every discarded event must reach the trace: each buffer whose last
  * packet does not report its current count gets an empty packet that does
@@ -133,7 +126,7 @@ int fdr_flush(void)
     return flush_all(0);
 }
 
-/* Every lock of fdr, in the one order (fdr-int.h, fdr__fork_phase): a
+/* Every lock of fdr, in the one order (init.h, fdr__fork_phase): a
  * child forked while another thread is inside fdr finds them free and the
  * state they guard whole. */
 static void fork_prepare(void)
@@ -185,8 +178,22 @@ static void fork_child(void)
     fork_release(FDR__FORK_CHILD);
 }
 
+/* What the lower layers tell the upper ones goes through pointers set here,
+ * once, before anything else: buffer.c and writer.c never call up into the
+ * consumer or the crash handler, snapshot.c never into crash.c
+ * (docs/design.md, Layers). */
+static void install_hooks(void)
+{
+    fdr__buf_added_hook = fdr__consumer_buffer_added;
+    fdr__writer_hooks =
+        (struct fdr__writer_hooks){fdr__consumer_kick, fdr__consumer_drain,
+                                   fdr__crash_thread_init, fdr__crash_thread_exit};
+    fdr__snapshot_signal_owned = fdr__crash_owns;
+}
+
 static void init_once(void)
 {
+    install_hooks();
     fdr__pid = getpid();
     fdr__config_load();
     fdr__clock_init();
@@ -210,13 +217,14 @@ static void init_once(void)
         fdr__cfg.mode = FDR__MODE_OVERWRITE;
     } else if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_OVERWRITE)
         fdr__consumer_prepare();
-    fdr__flight_init(); /* crash handlers, snapshot signal (snapshot.c) */
-    __atomic_store_n(&fdr__initialized, 1, __ATOMIC_RELEASE);
+    fdr__crash_init();  /* crash handlers (crash.c) */
+    fdr__flight_init(); /* snapshot signal (snapshot.c) */
+    __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
 }
 
 void fdr__init(void)
 {
-    if (__builtin_expect(__atomic_load_n(&fdr__initialized, __ATOMIC_ACQUIRE), 1))
+    if (__builtin_expect(__atomic_load_n(&initialized, __ATOMIC_ACQUIRE), 1))
         return;
     pthread_once(&once, init_once);
 }

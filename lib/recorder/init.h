@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* recorder/init.h - library start (init.c). fdr__init() is called by the
- * public entry points only; internal functions assume it has run. */
+ * entry points of api.c only (the top layer); the files below assume it
+ * has run. */
 #ifndef FDR_RECORDER_INIT_H
 #define FDR_RECORDER_INIT_H
 
-#include <sys/types.h>
-
 void fdr__init(void);
-extern int fdr__initialized;
-extern pid_t fdr__pid;
-pid_t fdr__gettid(void);
 
 /* fork() safety: every lock is taken before fork and released after it,
  * in one order: control (ready), tunables, snapshot trigger, providers,

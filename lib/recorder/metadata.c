@@ -21,7 +21,7 @@
 #include "fdr/fdr.h"
 #include "recorder/buffer.h"
 #include "recorder/clock.h"
-#include "recorder/init.h"
+#include "recorder/config.h"
 #include "recorder/metadata.h"
 #include "recorder/registry.h"
 #include "common/tracedir.h"
@@ -44,7 +44,7 @@ static void proc_name(char out[17])
     out[strcspn(out, "\n")] = 0;
 }
 
-int fdr__metadata_emit(int fd, char *buf, size_t cap)
+static int metadata_emit(int fd, char *buf, size_t cap)
 {
     struct fdr__tsdl_params p = {
         .pid = (long)fdr__pid,
@@ -86,7 +86,7 @@ struct emit_buf {
 static int emit_into(int fd, void *arg)
 {
     const struct emit_buf *e = arg;
-    return fdr__metadata_emit(fd, e->buf, e->cap);
+    return metadata_emit(fd, e->buf, e->cap);
 }
 
 static int classes_into(int fd, void *arg)

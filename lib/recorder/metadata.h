@@ -5,10 +5,8 @@
 
 #include <stddef.h>
 
-/* Writes the TSDL metadata to fd through buf (no malloc, no stdio).
- * Async-signal-safe. */
-int fdr__metadata_emit(int fd, char *buf, size_t cap);
-/* Writes dir/metadata whole (temporary file and rename). */
+/* Writes dir/metadata whole (temporary file and rename) through buf (no
+ * malloc, no stdio). Async-signal-safe. */
 int fdr__metadata_write(int dir_fd, char *buf, size_t cap);
 
 #endif

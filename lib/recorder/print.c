@@ -34,12 +34,10 @@
 #include "common/io.h"
 #include "recorder/clock.h"
 #include "recorder/config.h"
-#include "recorder/init.h"
 #include "recorder/print.h"
 #include "recorder/registry.h"
-#include "recorder/writer.h"
 
-int fdr__print_fd = 2;
+static int print_fd = 2;
 
 /* Opened before main: O_NONBLOCK so that a FIFO (or a device that waits)
  * cannot hold the program; then only a regular file or a character device
@@ -68,27 +66,24 @@ void fdr__print_open(void)
             close(fd);
         return;
     }
-    fdr__print_fd = fd;
+    print_fd = fd;
 }
 
 void fdr__print_event(const struct fdr__site *s, const char *payload, size_t len,
-                      uint64_t ts)
+                      uint64_t ts, uint32_t tid)
 {
     struct fdr__classes t;
     fdr__registry_classes(&t);
     const struct fdr__class *c = fdr__classes_get(&t, s->id);
     if (!c)
         return;
-    /* The writer caches the tid: no gettid system call per line. */
-    const struct fdr__writer *w = fdr__self.writer;
-    struct fdr__line_info li = {fdr__clock_to_ns_since_start(ts),
-                                (uint32_t)(w ? w->tid : fdr__gettid()), NULL};
+    struct fdr__line_info li = {fdr__clock_to_ns_since_start(ts), tid, NULL};
     char line[8192];
     size_t n = fdr__format_line(line, sizeof line, &t, c, &li, payload, len);
-    int wr = fdr__write_full(fdr__print_fd, line, n);
+    int wr = fdr__write_full(print_fd, line, n);
     /* A failing output (a full disk, /dev/full) is said once, not per line. */
     static int warned;
     if (wr < 0 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
         fdr__warn("printing to %s failed: %s; printed events are lost",
-                  fdr__print_fd == 2 ? "stderr" : fdr__cfg.trace_file, strerror(-wr));
+                  print_fd == 2 ? "stderr" : fdr__cfg.trace_file, strerror(-wr));
 }

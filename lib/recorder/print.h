@@ -8,9 +8,10 @@
 
 #include "fdr/internal/fastpath.h"
 
-extern int fdr__print_fd;
 void fdr__print_open(void);
+/* Prints one event of site s, recorded at ts by thread tid (the writer
+ * caches it: no gettid system call per line). */
 void fdr__print_event(const struct fdr__site *s, const char *payload, size_t len,
-                      uint64_t ts);
+                      uint64_t ts, uint32_t tid);
 
 #endif

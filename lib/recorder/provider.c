@@ -44,7 +44,8 @@
 #include "common/format.h"
 #include "common/provider.h"
 #include "recorder/config.h"
-#include "recorder/init.h"
+#include "recorder/init.h" /* enum fdr__fork_phase */
+#include "recorder/provider.h"
 #include "recorder/registry.h"
 #include "recorder/writer.h"
 
@@ -295,15 +296,14 @@ static struct fdr__site *site_make(int i, uint32_t id)
     return &rs->site;
 }
 
-size_t fdr_raw_event_max(void)
+size_t fdr__raw_event_max(void)
 {
-    fdr__init();
     size_t room =
         FDR__PKT_ROOM(fdr__cfg.packet_size) - FDR__EVENT_HEADER_SIZE - sizeof(uint32_t);
     return room < UINT32_MAX ? room : UINT32_MAX;
 }
 
-int fdr_raw_event(fdr_provider_t *p, unsigned event_id, const void *data, size_t size)
+int fdr__raw_event(fdr_provider_t *p, unsigned event_id, const void *data, size_t size)
 {
     int i = slot_of(p);
     /* Acquire pairs with the release store of refs at registration. */
@@ -311,7 +311,7 @@ int fdr_raw_event(fdr_provider_t *p, unsigned event_id, const void *data, size_t
         return -EINVAL;
     if (event_id >= __atomic_load_n(&p->id.nevents, __ATOMIC_RELAXED) || (!data && size))
         return -EINVAL;
-    if (size > fdr_raw_event_max())
+    if (size > fdr__raw_event_max())
         return -E2BIG;
     /* Acquire pairs with the release stores in fdr_provider_register() and
      * below: the cache and the site it points to are complete. */

@@ -31,8 +31,6 @@
 #include "common/format.h"
 #include "common/pattern.h"
 #include "recorder/config.h"
-#include "recorder/control.h"
-#include "recorder/init.h"
 #include "recorder/registry.h"
 
 #define POOL_SIZE (16u << 20)
@@ -125,23 +123,11 @@ void fdr__registry_classes(struct fdr__classes *out)
     out->pool_size = POOL_SIZE;
 }
 
-const char *fdr__str(uint32_t off)
+static const char *fdr__str(uint32_t off)
 {
     struct fdr__classes t;
     fdr__registry_classes(&t);
     return fdr__classes_str(&t, off);
-}
-
-const struct fdr__class *fdr__class_get(uint16_t id)
-{
-    struct fdr__classes t;
-    fdr__registry_classes(&t);
-    return fdr__classes_get(&t, id);
-}
-
-uint32_t fdr__class_count(void)
-{
-    return reg ? __atomic_load_n(&reg->n_classes, __ATOMIC_ACQUIRE) : 0;
 }
 
 uint64_t fdr__registry_generation(void)
@@ -338,20 +324,18 @@ static void register_locked(struct fdr__site *s)
 
 void fdr__site_register(struct fdr__site *s)
 {
-    fdr__init();
     pthread_mutex_lock(&lock);
     register_locked(s);
     pthread_mutex_unlock(&lock);
 }
 
-void fdr__register_sites(struct fdr__site *const *begin, struct fdr__site *const *end)
+int fdr__registry_add_sites(struct fdr__site *const *begin, struct fdr__site *const *end)
 {
-    fdr__init();
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < n_ranges; i++) {
         if (ranges[i] == begin) {
             pthread_mutex_unlock(&lock);
-            return;
+            return 0;
         }
     }
     if (n_ranges < sizeof ranges / sizeof ranges[0])
@@ -360,7 +344,7 @@ void fdr__register_sites(struct fdr__site *const *begin, struct fdr__site *const
         if (*p)
             register_locked(*p);
     pthread_mutex_unlock(&lock);
-    fdr__control_ready(begin);
+    return 1;
 }
 
 /* Removes the module list [begin, end) from the known ranges (list, *n)

@@ -16,13 +16,13 @@ void fdr__registry_init(void);
 /* In a forked child: the registry becomes a private copy (it is shared
  * with the drain helper, consumer.c). */
 void fdr__registry_fork_child(void);
-const struct fdr__class *fdr__class_get(uint16_t id);
-uint32_t fdr__class_count(void);
 uint64_t fdr__registry_generation(void);
-const char *fdr__str(uint32_t off);
 /* The class table as it is now (a view; classes are only added). */
 void fdr__registry_classes(struct fdr__classes *out);
 void fdr__site_register(struct fdr__site *s);
+/* Registers the sites of a module's list [begin, end) (fdr__register_sites,
+ * api.c); 0 when the list was known already, else 1. */
+int fdr__registry_add_sites(struct fdr__site *const *begin, struct fdr__site *const *end);
 void fdr__registry_lock(void);
 void fdr__registry_unlock(void);
 void fdr__registry_set_rules(int print, struct fdr__rules *r);

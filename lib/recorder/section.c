@@ -66,7 +66,6 @@
 
 #include "fdr/fdr.h"
 #include "recorder/config.h"
-#include "recorder/init.h"
 #include "recorder/section.h"
 #include "recorder/writer.h"
 
@@ -77,7 +76,8 @@ static int barrier_sig;        /* the signal of the fallback */
 static uint32_t barrier_round; /* incremented per signal barrier */
 int fdr__section_no_barrier;   /* test hook: skip the barrier (must fail) */
 uint64_t fdr__section_barrier_retries;
-static uint32_t wait_round; /* wait_out's pass number */
+void (*fdr__section_barrier_hook)(void); /* test hook: a slow acknowledgement */
+static uint32_t wait_round;              /* wait_out's pass number */
 
 #define SIGNAL_TIMEOUT_NS 1000000000ull
 
@@ -103,6 +103,9 @@ static void barrier_handler(int sig)
     /* The point of the whole handler: a full fence on this CPU, between
      * this thread's earlier stores (in_section) and its later loads. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    void (*hook)(void) = __atomic_load_n(&fdr__section_barrier_hook, __ATOMIC_RELAXED);
+    if (hook)
+        hook(); /* tests/recorder/test-flight-barrier-wait.c: held here */
     if (w)
         /* Observable: pairs with the acquire load in signal_barrier. */
         __atomic_store_n(&w->barrier_ack, round, __ATOMIC_RELEASE);
@@ -134,8 +137,11 @@ void fdr__section_init(void)
         barrier_cmd = 0; /* cannot happen on Linux; quiesce then fails */
 }
 
-/* 1 when thread tid blocks sig (it can never answer), from the SigBlk line
- * of /proc/self/task/<tid>/status; 0 when it does not or it is unknown. */
+/* 1 when thread tid blocks sig and sig waits for it (it can never answer),
+ * from the SigBlk and SigPnd lines of /proc/self/task/<tid>/status; 0 when
+ * not, or unknown. Blocked alone is not enough: a thread runs
+ * barrier_handler with sig blocked, and one preempted there (a busy
+ * machine) will still answer; then sig is no longer pending. */
 static int blocks_signal(pid_t tid, int sig)
 {
     char path[64], buf[2048];
@@ -148,10 +154,10 @@ static int blocks_signal(pid_t tid, int sig)
     if (n <= 0)
         return 0;
     buf[n] = 0;
-    const char *l = strstr(buf, "SigBlk:");
-    if (!l)
+    const char *p = strstr(buf, "SigPnd:"), *b = strstr(buf, "SigBlk:");
+    if (!p || !b)
         return 0;
-    unsigned long long mask = strtoull(l + 7, NULL, 16);
+    unsigned long long mask = strtoull(p + 7, NULL, 16) & strtoull(b + 7, NULL, 16);
     return (int)((mask >> (sig - 1)) & 1);
 }
 
@@ -202,7 +208,7 @@ static int barrier(const struct fdr__writer *self, uint64_t timeout_ns)
     return -ENOTSUP;
 }
 
-int fdr__section_barrier(void)
+static int section_barrier(void)
 {
     return barrier(fdr__self.writer, 0);
 }
@@ -260,7 +266,7 @@ static void stop_all(void)
 int fdr__section_quiesce(void)
 {
     stop_all();
-    int r = fdr__section_barrier();
+    int r = section_barrier();
     if (r < 0) {
         fdr__section_resume();
         return r;
@@ -298,16 +304,8 @@ static struct fdr__thread *thread_of(fdr_thread_t *t)
     return (struct fdr__thread *)(void *)t;
 }
 
-fdr_thread_t *fdr_thread_self(void)
+void fdr__section_set_enabled(bool enabled)
 {
-    if (!fdr__writer_self())
-        return NULL;
-    return (fdr_thread_t *)(void *)&fdr__self;
-}
-
-void fdr_set_tracing_enabled(bool enabled)
-{
-    fdr__init();
     pthread_mutex_lock(&fdr__writers_lock);
     __atomic_store_n(&fdr__enabled_default, enabled ? 1u : 0u, __ATOMIC_RELAXED);
     if (enabled) {
@@ -315,15 +313,9 @@ void fdr_set_tracing_enabled(bool enabled)
     } else {
         for (struct fdr__writer *w = fdr__writers; w; w = w->next)
             set_enabled(w->self, 0, __ATOMIC_RELAXED);
-        fdr__section_barrier();
+        section_barrier();
     }
     pthread_mutex_unlock(&fdr__writers_lock);
-}
-
-bool fdr_is_tracing_enabled(void)
-{
-    fdr__init();
-    return __atomic_load_n(&fdr__enabled_default, __ATOMIC_RELAXED) != 0;
 }
 
 void fdr_thread_set_tracing_enabled(fdr_thread_t *thread, bool enabled)
@@ -338,7 +330,7 @@ void fdr_thread_set_tracing_enabled(fdr_thread_t *thread, bool enabled)
         /* Release: as in fdr__section_resume. */
         set_enabled(t, should_record(w), __ATOMIC_RELEASE);
         if (!enabled)
-            fdr__section_barrier();
+            section_barrier();
     }
     pthread_mutex_unlock(&fdr__writers_lock);
 }

@@ -273,13 +273,12 @@ static int snapshot_at(int dir_fd, const char *dir)
     return r;
 }
 
-int fdr_snapshot(const char *dir)
+int fdr__snapshot(const char *dir)
 {
     if (!dir || !*dir)
         return -EINVAL;
     if (strlen(dir) > PATH_MAX - 32)
         return -EINVAL;
-    fdr__init();
     /* The directory the caller named: followed if a symlink, made if
      * missing; its files are never opened through a symlink. */
     int fd = fdr__tracedir_open_top(dir);
@@ -400,12 +399,25 @@ void fdr__snapshot_fork(enum fdr__fork_phase ph)
     pthread_mutex_unlock(&trig_lock);
 }
 
-static int on_signal(int sig, const char *dir)
+static int no_owner(int sig)
+{
+    (void)sig;
+    return 0;
+}
+int (*fdr__snapshot_signal_owned)(int sig) = no_owner;
+
+int fdr__signal_is_fault(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+           sig == SIGTRAP || sig == SIGSYS;
+}
+
+int fdr__snapshot_on_signal(int sig, const char *dir)
 {
     if (sig < 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP ||
         fdr__signal_is_fault(sig) || (sig && (!dir || !*dir)))
         return -EINVAL;
-    if (fdr__crash_owns(sig))
+    if (fdr__snapshot_signal_owned(sig))
         return -EBUSY;
     int r = 0;
     pthread_mutex_lock(&trig_lock);
@@ -439,21 +451,14 @@ out:
     return r;
 }
 
-int fdr_snapshot_on_signal(int sig, const char *dir)
-{
-    fdr__init();
-    return on_signal(sig, dir);
-}
-
 /* ---- from the environment (config.c) ------------------------------------- */
 
 void fdr__flight_init(void)
 {
-    fdr__crash_init();
     if (!fdr__cfg.snapshot_signal)
         return;
     int sig = fdr__cfg.snapshot_signal;
-    int r = on_signal(sig, fdr__cfg.snapshot_dir); /* fdr__init() is running */
+    int r = fdr__snapshot_on_signal(sig, fdr__cfg.snapshot_dir); /* at start */
     const char *s = fdr__cfg.snapshot_signal_text;
     if (r == -EINVAL && fdr__signal_is_fault(sig))
         fdr__warn("FDR_SNAPSHOT_SIGNAL=\"%s\" is a fault signal, which cannot take "

@@ -38,8 +38,6 @@
 #include "recorder/config.h"
 #include "recorder/init.h"
 #include "recorder/registry.h"
-#include "recorder/control.h"
-#include "recorder/init.h"
 #include "recorder/tunable.h"
 
 #define MAX_TUNABLES 1024
@@ -265,12 +263,8 @@ static void register_use(struct fdr__tunable *u)
     publish((uint32_t)i);
 }
 
-void fdr__register_tunables(struct fdr__tunable *const *begin,
-                            struct fdr__tunable *const *end,
-                            struct fdr__site *const *sites_begin,
-                            struct fdr__site *const *sites_end)
+void fdr__tunables_add(struct fdr__tunable *const *begin, struct fdr__tunable *const *end)
 {
-    fdr__init();
     pthread_mutex_lock(&lock);
     int known = 0;
     for (size_t i = 0; i < n_ranges && !known; i++)
@@ -283,10 +277,6 @@ void fdr__register_tunables(struct fdr__tunable *const *begin,
                 register_use(*p);
     }
     pthread_mutex_unlock(&lock);
-    if (sites_begin != sites_end)
-        fdr__register_sites(sites_begin, sites_end); /* then fdr__control_ready */
-    else if (begin != end)
-        fdr__control_ready(begin);
 }
 
 /* Forgets the uses of an unloaded module. A name left with no use is no
@@ -319,10 +309,9 @@ void fdr__unregister_tunables(struct fdr__tunable *const *begin,
     pthread_mutex_unlock(&lock);
 }
 
-void fdr__tunables_apply(const struct fdr__rules *r, const char *origin)
+void fdr__tunables_apply(const struct fdr__rules *r, const char *origin, int ready)
 {
     size_t n = fdr__rules_tunable_count(r);
-    int ready = fdr__control_is_ready();
     pthread_mutex_lock(&lock);
     for (size_t k = 0; k < n; k++) {
         const char *name = NULL, *text = NULL;
@@ -415,7 +404,6 @@ static int set_api(const char *name, int is_integer, long long ll, double dbl)
 {
     if (!name)
         return -EINVAL;
-    fdr__init();
     pthread_mutex_lock(&lock);
     int i = find(name), rc;
     if (i < 0 || !table[i].declared) {
@@ -429,12 +417,12 @@ static int set_api(const char *name, int is_integer, long long ll, double dbl)
     return rc;
 }
 
-int fdr_tunable_set(const char *name, long long value)
+int fdr__tunable_set(const char *name, long long value)
 {
     return set_api(name, 1, value, (double)value);
 }
 
-int fdr_tunable_set_double(const char *name, double value)
+int fdr__tunable_set_double(const char *name, double value)
 {
     /* A whole number within int64_t is also an integer value. */
     int whole = value == value && value >= -9.2233720368547758e18 &&
@@ -442,11 +430,10 @@ int fdr_tunable_set_double(const char *name, double value)
     return set_api(name, whole, whole ? (long long)value : 0, value);
 }
 
-int fdr_tunable_get(const char *name, fdr_tunable_info_t *info)
+int fdr__tunable_get(const char *name, fdr_tunable_info_t *info)
 {
     if (!name || !info)
         return -EINVAL;
-    fdr__init();
     pthread_mutex_lock(&lock);
     int i = find(name), rc = -ENOENT;
     if (i >= 0 && table[i].declared) {
@@ -457,11 +444,10 @@ int fdr_tunable_get(const char *name, fdr_tunable_info_t *info)
     return rc;
 }
 
-int fdr_tunable_list(fdr_tunable_cb cb, void *arg)
+int fdr__tunable_list(fdr_tunable_cb cb, void *arg)
 {
     if (!cb)
         return -EINVAL;
-    fdr__init();
     pthread_mutex_lock(&lock);
     for (uint32_t i = 0; i < n_entries; i++) {
         if (!table[i].declared)
@@ -495,7 +481,7 @@ static void help_one(void *arg, const fdr_tunable_info_t *t)
 void fdr__tunables_help(void)
 {
     int n = 0;
-    fdr_tunable_list(help_one, &n);
+    fdr__tunable_list(help_one, &n);
     if (n == 0)
         fprintf(stderr, "tunables: none\n");
 }

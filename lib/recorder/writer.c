@@ -41,9 +41,6 @@
 #include "fdr/fdr.h"
 #include "recorder/buffer.h"
 #include "recorder/config.h"
-#include "recorder/consumer.h"
-#include "recorder/flight.h"
-#include "recorder/init.h"
 #include "recorder/print.h"
 #include "recorder/registry.h"
 #include "recorder/section.h"
@@ -55,6 +52,14 @@ pthread_mutex_t fdr__writers_lock = PTHREAD_MUTEX_INITIALIZER;
 struct fdr__writer *fdr__writers;
 uint32_t fdr__enabled_default = 1;
 
+static void no_hook(void) {}
+static int no_drain(int refresh)
+{
+    (void)refresh;
+    return 0;
+}
+struct fdr__writer_hooks fdr__writer_hooks = {no_hook, no_drain, no_hook, no_hook};
+
 static pthread_key_t writer_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
@@ -65,10 +70,12 @@ static __thread char scratch[SCRATCH_SIZE];
  * during the thread's first event); moved to its buffer at creation. */
 static __thread uint64_t nested_early;
 
+static void thread_exit(void);
+
 static void writer_destructor(void *arg)
 {
     (void)arg;
-    fdr__writer_thread_exit();
+    thread_exit();
 }
 
 static void make_key(void)
@@ -87,9 +94,9 @@ static void count_discarded(struct fdr__writer *w)
         w->buf->hdr->discarded++;
 }
 
+/* The library has started (its entry points saw to it, api.c). */
 static struct fdr__writer *writer_create(struct fdr__thread *t)
 {
-    fdr__init();
     pthread_once(&key_once, make_key);
     struct fdr__writer *w = calloc(1, sizeof *w);
     if (!w)
@@ -118,7 +125,7 @@ static struct fdr__writer *writer_create(struct fdr__thread *t)
                      __ATOMIC_RELEASE);
     pthread_mutex_unlock(&fdr__writers_lock);
     pthread_setspecific(writer_key, w);
-    fdr__crash_thread_init(); /* alternate signal stack (crash.c) */
+    fdr__writer_hooks.thread_start(); /* alternate signal stack (crash.c) */
     return w;
 }
 
@@ -195,7 +202,7 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
 {
     struct fdr__buf_hdr *h = w->buf->hdr;
     if (ring_full(h)) {
-        fdr__consumer_kick();
+        fdr__writer_hooks.kick();
         return -ENOSPC;
     }
     uint64_t discarded = discarded_total(h);
@@ -243,7 +250,7 @@ static void close_packet(struct fdr__writer *w, uint64_t now, int even_empty)
     if (h->mode == FDR__MODE_DISCARD &&
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_RELAXED)) * 2 >=
             h->n_packets)
-        fdr__consumer_kick();
+        fdr__writer_hooks.kick();
 }
 
 void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now)
@@ -375,7 +382,7 @@ out:
     return NULL;
 }
 
-char *fdr__reserve_slow(struct fdr__site *s, size_t payload, char **tail)
+char *fdr__writer_reserve(struct fdr__site *s, size_t payload, char **tail)
 {
     int why;
     return reserve(s, payload, &why, tail);
@@ -408,8 +415,11 @@ void fdr__commit_slow(char *end, char *tail)
         uint64_t ts;
         t->printing = NULL;
         memcpy(&ts, start + 2, 8);
+        /* The writer caches the tid: no gettid system call per line. */
+        const struct fdr__writer *w = t->writer;
         fdr__print_event(s, start + FDR__EVENT_HEADER_SIZE,
-                         (size_t)(end - start) - FDR__EVENT_HEADER_SIZE, ts);
+                         (size_t)(end - start) - FDR__EVENT_HEADER_SIZE, ts,
+                         (uint32_t)(w ? w->tid : fdr__gettid()));
     }
     if (tail) {
         /* As in fdr__commit(). */
@@ -420,7 +430,7 @@ void fdr__commit_slow(char *end, char *tail)
     leave_section(t);
 }
 
-void fdr__writer_thread_exit(void)
+static void thread_exit(void)
 {
     struct fdr__thread *t = &fdr__self;
     struct fdr__writer *w = t->writer;
@@ -438,7 +448,7 @@ void fdr__writer_thread_exit(void)
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE)) * 2 >=
             h->n_packets) {
         pthread_mutex_unlock(&fdr__writers_lock);
-        fdr__consumer_drain(0);
+        fdr__writer_hooks.drain(0);
         pthread_mutex_lock(&fdr__writers_lock);
     }
     /* Report this thread's last discards. In discard mode the ring may be
@@ -447,7 +457,7 @@ void fdr__writer_thread_exit(void)
     for (int i = 0; i < 100 && fdr__writer_carry_discards(w, fdr__now()) == -ENOSPC;
          i++) {
         pthread_mutex_unlock(&fdr__writers_lock);
-        fdr__consumer_kick();
+        fdr__writer_hooks.kick();
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
         pthread_mutex_lock(&fdr__writers_lock);
@@ -462,7 +472,7 @@ void fdr__writer_thread_exit(void)
     t->writer = NULL;
     __atomic_store_n(&t->enabled, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&fdr__writers_lock);
-    fdr__consumer_kick();
-    fdr__crash_thread_exit();
+    fdr__writer_hooks.kick();
+    fdr__writer_hooks.thread_exit();
     free(w);
 }

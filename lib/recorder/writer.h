@@ -36,7 +36,22 @@ void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now);
 int fdr__writer_carry_discards(struct fdr__writer *w, uint64_t now);
 /* The same for a buffer no thread uses (in the pool); writers lock held. */
 int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now);
-void fdr__writer_thread_exit(void);
+/* What the writer tells the layers above it, through pointers that init.c
+ * sets once, before any writer exists (until then they do nothing): the
+ * consumer (a ring is full or half full: kick; a thread leaves a ring
+ * that the consumer has fallen behind on: drain) and the crash handler (a
+ * thread starts or stops recording: its alternate signal stack). A call
+ * through one is as cheap as the direct call it replaces, and none is on
+ * the inline fast path. */
+struct fdr__writer_hooks {
+    void (*kick)(void);
+    int (*drain)(int refresh);
+    void (*thread_start)(void);
+    void (*thread_exit)(void);
+};
+extern struct fdr__writer_hooks fdr__writer_hooks;
+/* fdr__reserve_slow() once the library has started (api.c). */
+char *fdr__writer_reserve(struct fdr__site *s, size_t payload, char **tail);
 /* The calling thread's writer, created if needed; NULL when out of memory. */
 struct fdr__writer *fdr__writer_self(void);
 /* For raw events (provider.c): enters the tracing section and reserves a

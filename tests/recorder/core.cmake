@@ -105,6 +105,7 @@ endforeach()
 # from the buffer's memfd alone after SIGSTOP / SIGKILL of its writer.
 add_executable(test-core-committed ${CMAKE_CURRENT_LIST_DIR}/test-core-committed.c)
 target_link_libraries(test-core-committed PRIVATE fdr fdr_common)
+target_include_directories(test-core-committed PRIVATE ${FDR_TESTS_DIR}/lib)
 foreach(sig stop kill)
   add_test(NAME core-committed-${sig} COMMAND test-core-committed ${sig} 200)
   set_tests_properties(core-committed-${sig} PROPERTIES TIMEOUT 300)

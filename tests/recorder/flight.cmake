@@ -77,3 +77,16 @@ add_test(NAME flight-scribble
          COMMAND ${FDR_PYTHON} ${_fl_src}/test-flight-scribble.py
                  $<TARGET_FILE:flight-scribble> ${_fl_out}/scribble)
 set_tests_properties(flight-scribble PROPERTIES TIMEOUT 150)
+
+# test-flight-barrier-wait.py with progs/flight-barrier-wait.c: a writer
+# held in its barrier signal handler until the controller has passed its
+# deadline (a retry counted, test hook fdr__section_barrier_hook): the
+# snapshot waits for it, returns 0 and holds every event. The slow-writer
+# path on any machine, however fast; nothing depends on time.
+add_executable(flight-barrier-wait ${_fl_src}/progs/flight-barrier-wait.c)
+target_include_directories(flight-barrier-wait PRIVATE ${PROJECT_SOURCE_DIR}/lib)
+target_link_libraries(flight-barrier-wait PRIVATE fdr_static Threads::Threads)
+add_test(NAME flight-barrier-wait
+         COMMAND ${FDR_PYTHON} ${_fl_src}/test-flight-barrier-wait.py
+                 $<TARGET_FILE:flight-barrier-wait> ${_fl_out}/barrier-wait)
+set_tests_properties(flight-barrier-wait PROPERTIES TIMEOUT 300)

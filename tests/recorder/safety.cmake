@@ -65,6 +65,7 @@ add_library(safety-module MODULE ${_sf_src}/progs/safety-module.c)
 target_link_libraries(safety-module PRIVATE fdr)
 add_executable(test-safety-dlclose ${_sf_src}/test-safety-dlclose.c)
 target_link_libraries(test-safety-dlclose PRIVATE fdr ${CMAKE_DL_LIBS})
+target_include_directories(test-safety-dlclose PRIVATE ${FDR_TESTS_DIR}/lib)
 add_test(NAME safety-dlclose
          COMMAND test-safety-dlclose $<TARGET_FILE:safety-module>)
 set_tests_properties(safety-dlclose PROPERTIES TIMEOUT 60)

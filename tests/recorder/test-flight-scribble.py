@@ -18,18 +18,12 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tracecheck  # noqa: E402
+from fdrtest import check, finish  # noqa: E402
 
 PROG, OUT = sys.argv[1], sys.argv[2]
 N = 2000
-failures = []
 shutil.rmtree(OUT, ignore_errors=True)
 os.makedirs(OUT)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
 
 
 def run(args, **env):
@@ -96,5 +90,4 @@ check("2 corrupt packets skipped, 1 corrupt ring headers" in p.stderr,
 if p.returncode == 0:
     check_trace("flush", flush)
 
-print("%d failures" % len(failures))
-sys.exit(1 if failures else 0)
+finish()

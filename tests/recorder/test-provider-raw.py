@@ -18,11 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tracecheck  # noqa: E402
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
+from fdrtest import fail, finish  # noqa: E402
 
 
 def main():
@@ -72,6 +68,7 @@ def main():
     if t.discarded:
         fail("%d events discarded, expected none" % t.discarded)
     print("ok: %d raw events, largest %d bytes" % (len(got), mx))
+    finish()
 
 
 if __name__ == "__main__":

@@ -22,14 +22,7 @@
 
 #include <fdr/fdr.h>
 
-static int fails;
-#define CHECK(c)                                                                         \
-    do {                                                                                 \
-        if (!(c)) {                                                                      \
-            fprintf(stderr, "FAIL line %d: %s\n", __LINE__, #c);                         \
-            fails++;                                                                     \
-        }                                                                                \
-    } while (0)
+#include "check.h"
 
 static void count_module(void *arg, const fdr_event_info_t *e)
 {
@@ -102,7 +95,7 @@ int main(int argc, char **argv)
     CHECK(dlclose(h) == 0);
     CHECK(module_events() == 0);
     CHECK(fdr_trace_set("-module:*") == 0);
-    if (fails == 0)
+    if (!check_failures)
         printf("ok: module forgotten after dlclose, known again after dlopen\n");
-    return fails != 0;
+    return check_status();
 }
