@@ -42,9 +42,11 @@
  *     controller's acquire load of that number orders everything the
  *     writer stored before the interruption (in_section = 1) before the
  *     controller's next load, and everything the writer loads after the
- *     handler (enabled) after the controller's store. A writer that blocks
- *     the signal never answers: after a timeout the quiesce fails with
- *     -ETIMEDOUT and is undone, it never guesses.
+ *     handler (enabled) after the controller's store. A writer that is
+ *     slow to answer (preempted) is waited for, past the deadline again
+ *     and again; one that blocks the signal while it is pending never
+ *     answers: the quiesce fails with -ETIMEDOUT and is undone, it never
+ *     guesses. The crash handler alone passes a bounded timeout.
  *
  * Quiesce stores FDR__PAUSED (2), not 0, in the threads that
  * were recording, so that an event that arrives meanwhile is counted as
