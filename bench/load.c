@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -166,10 +167,50 @@ static long rss_kb(void)
     return kb;
 }
 
+/* Pss of process pid (smaps_rollup), kB; -1 when unknown. */
+static long pss_kb(long pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/smaps_rollup", pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "Pss: %ld", &kb) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return kb;
+}
+
+/* Pss of this process's children: fdr's drain helper process, the only
+ * child the load program has (fdr-discard); 0 when there is none. */
+static long children_pss_kb(void)
+{
+    char line[4096];
+    long sum = 0;
+    FILE *f = fopen("/proc/self/task/self/children", "r");
+    if (f == NULL) {
+        snprintf(line, sizeof line, "/proc/self/task/%ld/children", (long)getpid());
+        f = fopen(line, "r");
+    }
+    if (f != NULL && fgets(line, sizeof line, f) != NULL)
+        for (char *p = line, *end; *p; p = end) {
+            long pid = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            long kb = pss_kb(pid);
+            sum += kb > 0 ? kb : 0;
+        }
+    if (f != NULL)
+        fclose(f);
+    return sum;
+}
+
 static void print_rss(void *arg)
 {
     (void)arg;
-    printf("rss_kb %ld\n", rss_kb());
+    printf("rss_kb %ld\npss_kb %ld\nhelper_pss_kb %ld\n", rss_kb(),
+           pss_kb((long)getpid()), children_pss_kb());
 }
 
 #if defined(LOAD_FDR) && defined(FDR_BENCH_HAVE_SNAPSHOT)

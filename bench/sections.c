@@ -63,11 +63,11 @@ static uint64_t now_ns(void)
  * have set is cleared first, so each run sees only what it asks for. */
 static void env_reset(void)
 {
-    static const char *const vars[] = {"FDR_OUTPUT",        "FDR_MODE",
-                                       "FDR_EVENTS",        "FDR_TRACES",
-                                       "FDR_TRACE_FILE",    "FDR_BUFFER_SIZE",
-                                       "FDR_PACKET_SIZE",   "LTTNG_UST_REGISTER_TIMEOUT",
-                                       "FDR_BENCH_LTTNG_TP"};
+    static const char *const vars[] = {"FDR_OUTPUT",         "FDR_MODE",
+                                       "FDR_EVENTS",         "FDR_TRACES",
+                                       "FDR_TRACE_FILE",     "FDR_BUFFER_SIZE",
+                                       "FDR_PACKET_SIZE",    "LTTNG_UST_REGISTER_TIMEOUT",
+                                       "FDR_BENCH_LTTNG_TP", "FDR_DRAIN"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -277,30 +277,36 @@ static int sustained_and_size(const bench_sections_ctx *c)
 static int startup(const bench_sections_ctx *c)
 {
     int reps = c->quick ? 3 : 21, bad = 0;
-    const char *names[] = {"floor", "fdr-discard", "fdr-overwrite", "lttng-ust"};
-    const char *exes[] = {"none", "fdr", "fdr", "lttng"};
-    int n = c->lttng ? 4 : 3;
+    /* Row 3: fdr-discard without the drain helper process (FDR_DRAIN=off):
+     * what the helper adds to start-up (issue 11); row 4: LTTng-UST. */
+    const char *names[] = {"floor", "fdr-discard", "fdr-overwrite", "fdr-discard"};
+    const char *exes[] = {"none", "fdr", "fdr", "fdr"};
+    const char *lt_name = "lttng-ust";
+    int lt = c->lttng ? 5 : 4;
     bench_lttng_session ls;
     if (c->lttng && lttng_open(c, &ls, "startup", "bench_lttng:two_ints") != 0)
-        n = 3;
+        lt = 4;
     char fdrdir[PATH_MAX];
     snprintf(fdrdir, sizeof fdrdir, "%s/startup-fdr", c->tmpdir);
-    double first[4][64];
-    int got[4] = {0};
+    double first[5][64];
+    int got[5] = {0};
     for (int r = 0; r < reps; r++)
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < lt; k++) {
             env_reset();
-            if (k == 1)
+            if (k == 1 || k == 3)
                 setenv("FDR_OUTPUT", fdrdir, 1);
+            if (k == 3)
+                setenv("FDR_DRAIN", "off", 1);
             char out[4096];
             const char *args[] = {"startup", NULL};
             uint64_t t0;
-            if (run_load(c, exes[k], args, out, sizeof out, &t0) != 0) {
+            if (run_load(c, k == 4 ? "lttng" : exes[k], args, out, sizeof out, &t0) !=
+                0) {
                 bad++;
                 continue;
             }
             double f = out_value(out, "first_ns");
-            if (k == 3 && out_value(out, "enabled") != 1) {
+            if (k == 4 && out_value(out, "enabled") != 1) {
                 bench_note(c->r, "startup: lttng-ust event not enabled at the first "
                                  "call (registration not finished): not recorded");
                 continue;
@@ -309,9 +315,10 @@ static int startup(const bench_sections_ctx *c)
                 first[k][got[k]++] = (f - (double)t0) / 1e6;
         }
     env_reset();
-    if (n == 4)
+    if (lt == 5)
         lttng_close(&ls);
-    /* The fdr-discard run's trace must hold its events: one per run. */
+    /* The last fdr-discard run's trace (each run sweeps the ones before it
+     * out of FDR_OUTPUT) must hold its one event. */
     unsigned long long rec, disc;
     if (bench_count_trace(c->bindir, fdrdir, &rec, &disc) != 0 || rec != 1) {
         fprintf(stderr, "fdr-bench: startup: fdr trace holds %llu events, not 1\n", rec);
@@ -319,16 +326,20 @@ static int startup(const bench_sections_ctx *c)
     }
     rm_tree(c, fdrdir);
     benchfn_stats base = benchfn_stats_of(first[0], (size_t)got[0]);
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < lt; k++) {
+        const char *name = k == 4 ? lt_name : names[k];
         if (got[k] == 0) {
-            fprintf(stderr, "fdr-bench: startup: no number for %s\n", names[k]);
+            fprintf(stderr, "fdr-bench: startup: no number for %s\n", name);
             bad++;
             continue;
         }
         for (int i = 0; i < got[k]; i++) {
-            bench_extra_add(c->r, "startup", names[k], "first_event", "ms", first[k][i]);
+            bench_extra_add(c->r, "startup", name,
+                            k == 3 ? "first_event_no_drain" : "first_event", "ms",
+                            first[k][i]);
             if (k > 0)
-                bench_extra_add(c->r, "startup", names[k], "added", "ms",
+                bench_extra_add(c->r, "startup", name,
+                                k == 3 ? "added_no_drain" : "added", "ms",
                                 first[k][i] - base.median);
         }
     }
@@ -366,6 +377,14 @@ static int memory(const bench_sections_ctx *c)
                 double kb = -1;
                 if (run_load(c, exes[k], args, out, sizeof out, NULL) == 0)
                     kb = out_value(out, "rss_kb");
+                if (k == 1 && h == 0 && kb > 0) {
+                    /* The drain helper process next to the program: Pss
+                     * (its pages are mostly the program's, shared). */
+                    bench_extra_add(c->r, "memory", "fdr-discard", "program_pss", "bytes",
+                                    out_value(out, "pss_kb") * 1024);
+                    bench_extra_add(c->r, "memory", "fdr-discard", "drain_helper_pss",
+                                    "bytes", out_value(out, "helper_pss_kb") * 1024);
+                }
                 (h ? hi : lo)[r] = kb * 1024;
                 if (kb <= 0)
                     bad++;

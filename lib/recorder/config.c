@@ -19,6 +19,8 @@
  *   FDR_TRACE_FILE   where printed events go (default stderr)
  *   FDR_FLUSH_MS     longest time a full packet waits before the consumer
  *                    writes it (default 100)
+ *   FDR_DRAIN        the drain helper process that finishes the trace of a
+ *                    killed process (default on; off: none, consumer.c)
  *   FDR_CRASH, FDR_CRASH_SIGNALS, FDR_CRASH_EVENTS, FDR_CRASH_DIR
  *                    the crash dump (crash.c)
  *   FDR_SNAPSHOT_SIGNAL, FDR_SNAPSHOT_DIR  snapshot on a signal (snapshot.c)
@@ -128,6 +130,22 @@ static int parse_signals(const char *s, uint8_t set[NSIG])
     return n;
 }
 
+/* A switch: 1 (1/on/yes/true), 0 (0/off/no/false), or def when unset or
+ * empty; anything else warns and gives def. */
+static int on_off(const char *name, int def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    if (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no") || !strcmp(v, "false"))
+        return 0;
+    if (!strcmp(v, "1") || !strcmp(v, "on") || !strcmp(v, "yes") || !strcmp(v, "true"))
+        return 1;
+    fdr__warn("%s=\"%s\" is not valid (0/off or 1/on); it stays %s", name, v,
+              def ? "on" : "off");
+    return def;
+}
+
 /* FDR_CRASH, FDR_CRASH_SIGNALS, FDR_CRASH_EVENTS, FDR_CRASH_DIR (crash.c). */
 static void crash_load(void)
 {
@@ -135,16 +153,8 @@ static void crash_load(void)
      * 256 show a few microseconds of it, a screenful or two per thread.
      * The CTF crash snapshot (FDR_CRASH_DIR) is the complete record. */
     fdr__cfg.crash_events = 256;
-    const char *on = getenv("FDR_CRASH");
-    if (on && *on) {
-        if (!strcmp(on, "0") || !strcmp(on, "off") || !strcmp(on, "no") ||
-            !strcmp(on, "false"))
-            return;
-        if (strcmp(on, "1") && strcmp(on, "on") && strcmp(on, "yes") &&
-            strcmp(on, "true"))
-            fdr__warn(
-                "FDR_CRASH=\"%s\" is not valid (0/off or 1/on); crash dumps stay on", on);
-    }
+    if (!on_off("FDR_CRASH", 1))
+        return;
     uint8_t *set = fdr__cfg.crash_signals;
     const char *sigs = getenv("FDR_CRASH_SIGNALS");
     const char *def = "SEGV,BUS,ILL,FPE,ABRT";
@@ -232,6 +242,7 @@ void fdr__config_load(void)
     fdr__cfg.string_max = size_var("FDR_STRING_MAX", 256, 8, 4096, 0);
     fdr__string_max = fdr__cfg.string_max;
     fdr__cfg.flush_ms = size_var("FDR_FLUSH_MS", 100, 1, 60000, 0);
+    fdr__cfg.drain = on_off("FDR_DRAIN", 1);
     fdr__cfg.events = getenv("FDR_EVENTS");
     fdr__cfg.traces = getenv("FDR_TRACES");
     const char *tf = getenv("FDR_TRACE_FILE");

@@ -22,6 +22,7 @@ struct fdr__config {
     const char *traces;    /* FDR_TRACES, which events are printed */
     char trace_file[4096]; /* FDR_TRACE_FILE, where printed events go */
     uint32_t flush_ms;     /* FDR_FLUSH_MS, consumer period */
+    int drain;             /* FDR_DRAIN: the drain helper process (consumer.c) */
     int barrier;           /* FDR_SECTION_BARRIER: enum fdr__barrier_choice */
     /* crash dumps (crash.c) */
     int crash_on;                /* FDR_CRASH and FDR_CRASH_SIGNALS: 0 = off */

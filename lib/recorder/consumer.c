@@ -596,6 +596,8 @@ void fdr__consumer_buffer_added(const struct fdr__buf *b)
 static void helper_start(void)
 {
     int sv[2];
+    if (!fdr__cfg.drain)
+        return; /* FDR_DRAIN=off */
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return;
     int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);

@@ -5,7 +5,7 @@ one clear line on stderr, naming the variable and the value, and the
 program goes on and exits 0.
 
 CASE is buffer-size (FDR_BUFFER_SIZE=abc), packet-size (FDR_PACKET_SIZE=1000,
-not a power of two), mode (FDR_MODE=bogus): the defaults are used and the
+not a power of two), mode (FDR_MODE=bogus), drain (FDR_DRAIN=maybe): the defaults are used and the
 trace holds all 20 events; output-missing (FDR_OUTPUT in a directory that
 does not exist), output-readonly (on a read-only file system: /proc, which
 even root cannot write), output-file (FDR_OUTPUT is a regular file): no
@@ -24,6 +24,7 @@ cases = {
     "buffer-size": ("FDR_BUFFER_SIZE", "abc", True),
     "packet-size": ("FDR_PACKET_SIZE", "1000", True),
     "mode": ("FDR_MODE", "bogus", True),
+    "drain": ("FDR_DRAIN", "maybe", True),
     "output-missing": ("FDR_OUTPUT", out + "/no/such/dir", False),
     "output-readonly": ("FDR_OUTPUT", "/proc/fdr-test-trace", False),
     "output-file": ("FDR_OUTPUT", afile, False),

@@ -14,7 +14,8 @@ its last committed event (the committed position in the packet's tail).
 A thread may have committed one event more than it had counted when it
 was killed, so up to one event per thread more may be read, never fewer.
 The consumer thread is made to sleep (FDR_FLUSH_MS=60000), so nearly all
-of the trace is written by the helper after the end."""
+of the trace is written by the helper after the end. With FDR_DRAIN=off no
+helper process is started."""
 import os
 import random
 import select
@@ -50,17 +51,19 @@ def helpers_of(pid):
     return kids
 
 
-def one(i, how):
+def one(i, how, drain=True):
     out = os.path.join(base, "%03d" % i)
     counts = os.path.join(base, "counts")
     with open(counts, "wb") as f:
         f.write(bytes(64 * 8))
     e = dict(env, FDR_OUTPUT=out)
+    if not drain:
+        e["FDR_DRAIN"] = "off"
     p = subprocess.Popen([prog, how, counts, str(THREADS)], env=e, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     check(p.stdout.readline() == b"started\n", "%d: did not start" % i)
     helpers = [os.pidfd_open(k) for k in helpers_of(p.pid)]
-    check(len(helpers) == 1, "%d: %d helper processes" % (i, len(helpers)))
+    check(len(helpers) == (1 if drain else 0), "%d: %d helper processes" % (i, len(helpers)))
     if how == "run":
         time.sleep(rng.uniform(0, 0.1))
         p.send_signal(signal.SIGKILL)
@@ -99,5 +102,18 @@ for i in range(kills):
     worst = max(worst, m or -THREADS)
     shutil.rmtree(os.path.join(base, "%03d" % i), ignore_errors=True)
 one(kills, "_exit")
+# FDR_DRAIN=off: no helper process is started, and the program records and
+# ends as before (what its consumer thread had not written is then lost).
+out = os.path.join(base, "nodrain")
+counts = os.path.join(base, "counts")
+with open(counts, "wb") as f:
+    f.write(bytes(64 * 8))
+p = subprocess.Popen([prog, "_exit", counts, str(THREADS)],
+                     env=dict(env, FDR_OUTPUT=out, FDR_DRAIN="off"), stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE)
+check(p.stdout.readline() == b"started\n", "nodrain: did not start")
+check(helpers_of(p.pid) == [], "FDR_DRAIN=off: a helper process was started")
+p.wait(timeout=120)
+check(p.returncode == 0, "FDR_DRAIN=off: exit %d" % p.returncode)
 print("most missing: %d events (<= 0: none)" % worst)
 c.finish()
