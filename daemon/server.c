@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/* server.c - fdrd's event loop: one thread, poll(), non-blocking sockets.
+ *
+ * Everything fdrd does happens here, in turn: a signal (SIGTERM, SIGINT
+ * through a signalfd: a clean stop), a new connection, a message from a
+ * client, room to send queued replies. No client can stall the others:
+ * every socket is non-blocking, and no call waits for a client.
+ *
+ * DESIGN.
+ *   - Accept: the peer's credentials come from the kernel (SO_PEERCRED);
+ *     a peer of another uid is refused and closed with the log line
+ *     "refused connection from uid U pid P" before it is read. Beyond
+ *     FDRD_CLIENTS_MAX connections a new one is refused the same way
+ *     ("too many clients"); idle connections are allowed until then.
+ *   - Input: the socket is SOCK_SEQPACKET, so a message arrives whole or
+ *     not at all: one shared receive buffer serves every client, and a
+ *     client costs no input memory however it sends (the kernel bounds
+ *     what it may queue). One message per client per turn, so a chatty
+ *     client cannot starve the rest. Each message goes through
+ *     fdr__proto_recv (fds: at most FDR_PROTO_FDS_MAX, closed on any
+ *     anomaly) and fdr__proto_check; a client that sends anything invalid
+ *     is logged with the reason and dropped.
+ *   - Output: replies are sent at once; what a full socket does not take
+ *     is queued (FDRD_OUTQ_MAX bytes at most, else the client is dropped)
+ *     and the client is not read until its queue is empty.
+ *   - A connection is a process: when it ends, however (exit, SIGKILL:
+ *     the kernel hangs it up), its provider references are dropped.
+ * Memory is bounded: clients x (struct fdrd_client + queued replies). */
+#define _GNU_SOURCE
+#include "server.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+
+struct fdrd_outmsg {
+    struct fdrd_outmsg *next;
+    size_t len;
+    unsigned char data[];
+};
+
+/* Accepts one connection, or refuses it with a log line. Returns 1 when
+ * there may be more to accept, 0 when there is none (or accept failed). */
+static int accept_one(struct fdrd_server *s)
+{
+    int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE)
+            fdrd_log("accept: %s", strerror(errno));
+        return errno == EINTR || errno == ECONNABORTED;
+    }
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+        fdrd_log("refused connection: no peer credentials (%s)", strerror(errno));
+        close(fd);
+        return 1;
+    }
+    if (cr.uid != geteuid()) {
+        fdrd_log("refused connection from uid %lu pid %ld", (unsigned long)cr.uid,
+                 (long)cr.pid);
+        close(fd);
+        return 1;
+    }
+    if (s->nclients >= s->max_clients) {
+        fdrd_log("refused connection from pid %ld: too many clients (%u)", (long)cr.pid,
+                 s->max_clients);
+        close(fd);
+        return 1;
+    }
+    struct fdrd_client *c = calloc(1, sizeof *c);
+    if (!c) {
+        fdrd_log("refused connection from pid %ld: out of memory", (long)cr.pid);
+        close(fd);
+        return 1;
+    }
+    c->fd = fd;
+    c->id = ++s->next_id;
+    c->pid = cr.pid;
+    c->uid = cr.uid;
+    s->clients[s->nclients++] = c;
+    return 1;
+}
+
+static void drop_queue(struct fdrd_client *c)
+{
+    while (c->out_head) {
+        struct fdrd_outmsg *m = c->out_head;
+        c->out_head = m->next;
+        free(m);
+    }
+    c->out_tail = NULL;
+    c->out_bytes = 0;
+}
+
+static void close_client(struct fdrd_server *s, unsigned i)
+{
+    struct fdrd_client *c = s->clients[i];
+    fdrd_client_release(s, c);
+    drop_queue(c);
+    close(c->fd);
+    free(c);
+    s->clients[i] = s->clients[--s->nclients];
+}
+
+void fdrd_server_send(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
+                      size_t len)
+{
+    (void)s;
+    if (c->dead)
+        return;
+    if (!c->out_head) {
+        int rc = fdr__proto_send(c->fd, msg, len, NULL, 0);
+        if (rc == 0)
+            return;
+        if (rc != -EAGAIN) {
+            c->dead = 1; /* the peer went away: not worth a line */
+            return;
+        }
+    }
+    if (c->out_bytes + len > FDRD_OUTQ_MAX) {
+        fdrd_log(
+            "client %lu (pid %ld): does not read its replies (%zu bytes queued); dropped",
+            c->id, (long)c->pid, c->out_bytes);
+        c->dead = 1;
+        return;
+    }
+    struct fdrd_outmsg *m = malloc(sizeof *m + len);
+    if (!m) {
+        fdrd_log("client %lu (pid %ld): out of memory for a reply; dropped", c->id,
+                 (long)c->pid);
+        c->dead = 1;
+        return;
+    }
+    m->next = NULL;
+    m->len = len;
+    memcpy(m->data, msg, len);
+    if (c->out_tail)
+        c->out_tail->next = m;
+    else
+        c->out_head = m;
+    c->out_tail = m;
+    c->out_bytes += len;
+}
+
+static void flush_out(struct fdrd_client *c)
+{
+    while (c->out_head) {
+        struct fdrd_outmsg *m = c->out_head;
+        int rc = fdr__proto_send(c->fd, m->data, m->len, NULL, 0);
+        if (rc == -EAGAIN)
+            return;
+        if (rc < 0) {
+            c->dead = 1;
+            return;
+        }
+        c->out_head = m->next;
+        if (!c->out_head)
+            c->out_tail = NULL;
+        c->out_bytes -= m->len;
+        free(m);
+    }
+}
+
+static void read_one(struct fdrd_server *s, struct fdrd_client *c)
+{
+    int fds[FDR_PROTO_FDS_MAX], nfds = 0;
+    long n = fdr__proto_recv(c->fd, s->rx, sizeof s->rx, fds, &nfds, FDR_PROTO_FDS_MAX);
+    if (n == -EAGAIN)
+        return;
+    if (n == 0 || n == -ECONNRESET) {
+        c->dead = 1; /* hung up: an ordinary end */
+        return;
+    }
+    if (n < 0) {
+        fdrd_log("client %lu (pid %ld): bad message (%s); dropped", c->id, (long)c->pid,
+                 n == -EMSGSIZE  ? "longer than 64 KiB"
+                 : n == -EBADMSG ? "unexpected control data or fds"
+                                 : strerror((int)-n));
+        c->dead = 1;
+        return;
+    }
+    char why[200];
+    if (fdr__proto_check(s->rx, (size_t)n, nfds, why, sizeof why) < 0) {
+        fdr__proto_close_fds(fds, nfds);
+        fdrd_log("client %lu (pid %ld): bad message (%s); dropped", c->id, (long)c->pid,
+                 why);
+        c->dead = 1;
+        return;
+    }
+    /* No message fdrd receives carries fds today (fdr__proto_check let
+     * through only types whose count matched): close any all the same. */
+    fdr__proto_close_fds(fds, nfds);
+    if (fdrd_dispatch(s, c, s->rx, (size_t)n) < 0)
+        c->dead = 1;
+}
+
+int fdrd_server_run(struct fdrd_server *s)
+{
+    struct pollfd *pfd = calloc(s->max_clients + 2, sizeof *pfd);
+    s->clients = calloc(s->max_clients, sizeof *s->clients);
+    if (!pfd || !s->clients) {
+        fdrd_log("out of memory");
+        free(pfd);
+        return 1;
+    }
+    for (;;) {
+        pfd[0] = (struct pollfd){s->signal_fd, POLLIN, 0};
+        pfd[1] = (struct pollfd){s->listen_fd, POLLIN, 0};
+        unsigned n = s->nclients;
+        for (unsigned i = 0; i < n; i++)
+            pfd[i + 2] = (struct pollfd){s->clients[i]->fd,
+                                         s->clients[i]->out_head ? POLLOUT : POLLIN, 0};
+        if (poll(pfd, n + 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            fdrd_log("poll: %s", strerror(errno));
+            break;
+        }
+        if (pfd[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(s->signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+                fdrd_log("signal %u: stopping", si.ssi_signo);
+                break;
+            }
+        }
+        /* Clients first (the array is only appended to by accept below). */
+        for (unsigned i = 0; i < n; i++) {
+            struct fdrd_client *c = s->clients[i];
+            short ev = pfd[i + 2].revents;
+            if (ev & POLLOUT)
+                flush_out(c);
+            else if (ev & POLLIN)
+                read_one(s, c);
+            else if (ev & (POLLHUP | POLLERR | POLLNVAL))
+                c->dead = 1;
+        }
+        for (unsigned i = s->nclients; i-- > 0;)
+            if (s->clients[i]->dead)
+                close_client(s, i);
+        if (pfd[1].revents & POLLIN)
+            for (int k = 0; k < 64 && accept_one(s); k++)
+                ;
+    }
+    while (s->nclients)
+        close_client(s, s->nclients - 1);
+    free(s->clients);
+    s->clients = NULL;
+    free(pfd);
+    return 0;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* server.h - fdrd's event loop, its clients, and what dispatch.c needs of
+ * them. */
+#ifndef FDRD_SERVER_H
+#define FDRD_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "proto/proto.h"
+#include "providers.h"
+#include "traces.h"
+
+#define FDRD_CLIENTS_MAX 4096    /* connections at once; more are refused */
+#define FDRD_OUTQ_MAX (1u << 20) /* bytes of replies queued for one client */
+#define FDRD_CLIENT_PROVIDERS FDR_PROVIDER_MAX
+
+struct fdrd_outmsg;
+
+struct fdrd_client {
+    int fd;
+    unsigned long id; /* 1, 2, ...: names the client in log lines */
+    pid_t pid;        /* SO_PEERCRED at connect: what the kernel says */
+    uid_t uid;
+    int registered;                        /* sent REGISTER_PROCESS: a process, listed */
+    struct fdr__msg_register_process info; /* what it said of itself */
+    uint32_t handles[FDRD_CLIENT_PROVIDERS]; /* providers it holds a reference to */
+    unsigned nhandles;
+    struct fdrd_outmsg *out_head, *out_tail; /* replies the socket did not take yet */
+    size_t out_bytes;
+    int dead; /* drop at the end of this loop turn */
+};
+
+struct fdrd_server {
+    int listen_fd, signal_fd;
+    const char *rundir;
+    struct fdrd_client **clients;
+    unsigned nclients, max_clients;
+    unsigned long next_id;
+    struct fdrd_traces traces;
+    struct fdrd_providers providers;
+    time_t started;
+    uint64_t rx[FDR_PROTO_MSG_MAX / 8]; /* the one receive buffer (aligned) */
+    uint64_t tx[FDR_PROTO_MSG_MAX / 8]; /* replies are built here */
+};
+
+/* Runs until SIGTERM or SIGINT arrives on signal_fd. Returns 0. */
+int fdrd_server_run(struct fdrd_server *s);
+
+/* Queues or sends one reply to c; on a dead peer or a full queue, marks c
+ * dead (with a log line). */
+void fdrd_server_send(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
+                      size_t len);
+
+/* dispatch.c: handles one checked message from c. Returns 0, or -1 when
+ * the client broke the protocol (c is then dropped). */
+int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
+                  size_t len);
+
+/* dispatch.c: drops every provider reference c holds. */
+void fdrd_client_release(struct fdrd_server *s, struct fdrd_client *c);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* traces.h - fdrd's traces (sessions): at most 32, each with its settings. */
+#ifndef FDRD_TRACES_H
+#define FDRD_TRACES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/proto.h"
+
+#define FDRD_BUFFER_DEFAULT (1u << 20)
+#define FDRD_PACKET_DEFAULT (64u << 10)
+#define FDRD_PACKET_MIN (4u << 10)
+#define FDRD_PACKET_MAX (16u << 20)
+#define FDRD_BUFFER_MAX (1ull << 30)
+
+struct fdrd_trace {
+    char name[FDR_PROTO_NAME_CAP];
+    char outdir[FDR_PROTO_PATH_CAP];
+    uint32_t mode, mask, active;
+    uint64_t buffer_size, packet_size;
+    uint32_t nitems, len;            /* the event selection: */
+    char items[FDR_PROTO_ITEMS_CAP]; /* nitems NUL-terminated items */
+};
+
+struct fdrd_traces {
+    struct fdrd_trace *t[FDR_PROTO_TRACES_MAX]; /* in creation order */
+    unsigned n;
+    const char *home; /* for default output directories */
+};
+
+/* Each operation returns 0, or a positive errno value with a one-line
+ * message (what follows "fdr VERB: ") in msg[0..cap). */
+int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, char *msg,
+                       size_t cap);
+/* Appends items (enable) or their negations (disable: every rule off). */
+int fdrd_traces_items(struct fdrd_traces *ts, const struct fdr__msg_items *m, int disable,
+                      char *msg, size_t cap);
+int fdrd_traces_filter(struct fdrd_traces *ts, const char *name, uint32_t mask, char *msg,
+                       size_t cap);
+int fdrd_traces_activate(struct fdrd_traces *ts, const char *name, int active, char *msg,
+                         size_t cap);
+int fdrd_traces_destroy(struct fdrd_traces *ts, const char *name, char *msg, size_t cap);
+unsigned fdrd_traces_active(const struct fdrd_traces *ts);
+void fdrd_traces_free(struct fdrd_traces *ts);
+
+#endif

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/* proto/proto.h - the messages of libfdr, fdrd and the fdr command.
+ *
+ * Transport: a UNIX socket of type SOCK_SEQPACKET, so the kernel keeps
+ * message boundaries: one recvmsg() is one whole message (or a truncated
+ * one, which is rejected), and fds travel with the message they belong to.
+ * Every message is untrusted input for its receiver: it goes through
+ * fdr__proto_check() before any field is read.
+ *
+ * Every message starts with this 16-byte header, in the host's byte order
+ * (both ends are on one machine):
+ *
+ *    0        4        6        8                12               16
+ *   +--------+--------+--------+----------------+----------------+
+ *   | size   |version | type   | seq            | status         |
+ *   | u32    | u16    | u16    | u32            | u32            |
+ *   +--------+--------+--------+----------------+----------------+
+ *
+ *   size     bytes of the whole message, header included; it must equal
+ *            what recvmsg() returned, and be at most FDR_PROTO_MSG_MAX
+ *   version  FDR_PROTO_VERSION; any other is refused (no negotiation yet)
+ *   type     enum fdr__msg_type; each type has a fixed payload size, except
+ *            ENABLE, DISABLE and TRACE_INFO, whose fixed part ends with a
+ *            bounded run of NUL-terminated pattern items (`len` bytes)
+ *   seq      chosen by the requester, copied into every reply to it
+ *   status   0 in requests; in a REPLY, 0 or a positive errno value
+ *
+ * Strings live in fixed char arrays and must be NUL-terminated inside
+ * their array; the bytes after the NUL are ignored. Numbers are u32 or u64
+ * at naturally aligned offsets (every struct below is padded by hand, so
+ * its layout is the same with every compiler of the platform).
+ *
+ * Each request of the `fdr` command is answered by one REPLY, except
+ * LIST (zero or more *_INFO messages, then END) and STATUS (STATUS_INFO).
+ * REGISTER_PROCESS, REGISTER_PROVIDER and UNREGISTER_PROVIDER come from
+ * libfdr; BUFFER (fdrd to a process, with one memfd) is reserved for the
+ * shared-memory buffers of the next step and is checked like the rest. */
+#ifndef FDR_PROTO_PROTO_H
+#define FDR_PROTO_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdr/provider.h"
+
+#define FDR_PROTO_VERSION 1
+#define FDR_PROTO_MSG_MAX 65536u /* largest message, header included */
+#define FDR_PROTO_FDS_MAX 4      /* most fds one message may carry */
+#define FDR_PROTO_NAME_CAP 72    /* trace and process names: 64 + NUL, padded */
+#define FDR_PROTO_TRACE_NAME_MAX 64
+#define FDR_PROTO_PATH_CAP 4096    /* output directories, NUL included */
+#define FDR_PROTO_ITEM_MAX 255     /* one pattern item, without its NUL */
+#define FDR_PROTO_ITEMS_CAP 16384u /* all items of a message or trace */
+#define FDR_PROTO_ITEMS_MAX 256    /* items of a message or trace */
+#define FDR_PROTO_TEXT_CAP 256     /* a reply's message */
+#define FDR_PROTO_TRACES_MAX 32    /* traces fdrd holds at once */
+
+enum fdr__msg_type {
+    /* libfdr -> fdrd */
+    FDR__MSG_REGISTER_PROCESS = 1,
+    FDR__MSG_REGISTER_PROVIDER = 2,
+    FDR__MSG_UNREGISTER_PROVIDER = 3,
+    /* fdrd -> libfdr, with one fd (reserved: buffers come next) */
+    FDR__MSG_BUFFER = 4,
+    /* fdr -> fdrd */
+    FDR__MSG_CREATE = 16,
+    FDR__MSG_ENABLE = 17,
+    FDR__MSG_DISABLE = 18,
+    FDR__MSG_FILTER = 19,
+    FDR__MSG_START = 20,
+    FDR__MSG_STOP = 21,
+    FDR__MSG_DESTROY = 22,
+    FDR__MSG_LIST = 23,
+    FDR__MSG_STATUS = 24,
+    /* fdrd -> any */
+    FDR__MSG_REPLY = 64,
+    FDR__MSG_TRACE_INFO = 65,
+    FDR__MSG_PROCESS_INFO = 66,
+    FDR__MSG_PROVIDER_INFO = 67,
+    FDR__MSG_STATUS_INFO = 68,
+    FDR__MSG_END = 69,
+};
+
+/* Trace modes (CREATE, TRACE_INFO). */
+enum { FDR__MODE_DISCARD = 0, FDR__MODE_OVERWRITE = 1, FDR__MODE_SNAPSHOT = 2 };
+/* What LIST lists. */
+enum {
+    FDR__LIST_TRACES = 0,
+    FDR__LIST_PROCESSES = 1,
+    FDR__LIST_PROVIDERS = 2,
+    FDR__LIST_EVENTS = 3 /* PROVIDER_INFO, one per provider */
+};
+
+struct fdr__msg_hdr {
+    uint32_t size;
+    uint16_t version;
+    uint16_t type;
+    uint32_t seq;
+    uint32_t status;
+};
+
+/* START, STOP, DESTROY: a trace name.
+ *   16 name[72] | 88 */
+struct fdr__msg_trace {
+    struct fdr__msg_hdr h;
+    char name[FDR_PROTO_NAME_CAP];
+};
+
+/* CREATE. outdir "" lets fdrd choose ($HOME/fdr-traces/NAME-YYYYmmdd-HHMMSS).
+ *   16 mode | 20 mask | 24 buffer_size u64 | 32 packet_size u64 |
+ *   40 name[72] | 112 outdir[4096] | 4208 */
+struct fdr__msg_create {
+    struct fdr__msg_hdr h;
+    uint32_t mode;
+    uint32_t mask;
+    uint64_t buffer_size;
+    uint64_t packet_size;
+    char name[FDR_PROTO_NAME_CAP];
+    char outdir[FDR_PROTO_PATH_CAP];
+};
+
+/* ENABLE, DISABLE: items appended to a trace's event selection.
+ *   16 name[72] | 88 nitems | 92 len | 96 items[len]: nitems strings of
+ *   1..255 bytes, each with its NUL, nothing else (len <= 16 KiB) */
+struct fdr__msg_items {
+    struct fdr__msg_hdr h;
+    char name[FDR_PROTO_NAME_CAP];
+    uint32_t nitems;
+    uint32_t len;
+    char items[];
+};
+
+/* FILTER.  16 name[72] | 88 mask | 92 pad | 96 */
+struct fdr__msg_filter {
+    struct fdr__msg_hdr h;
+    char name[FDR_PROTO_NAME_CAP];
+    uint32_t mask;
+    uint32_t pad;
+};
+
+/* LIST.  16 what | 20 pad | 24;  STATUS and END: the header alone. */
+struct fdr__msg_list {
+    struct fdr__msg_hdr h;
+    uint32_t what;
+    uint32_t pad;
+};
+
+/* REGISTER_PROCESS: what a process says of itself. fdrd keeps it but
+ * trusts only the pid the kernel gives (SO_PEERCRED).
+ *   16 pid | 20 ppid | 24 sizeof_int | 28 sizeof_long | 32 sizeof_pointer |
+ *   36 sizeof_size_t | 40 flags | 44 pad | 48 name[72] | 120 */
+struct fdr__msg_register_process {
+    struct fdr__msg_hdr h;
+    uint32_t pid, ppid;
+    uint32_t sizeof_int, sizeof_long, sizeof_pointer, sizeof_size_t;
+    uint32_t flags;
+    uint32_t pad;
+    char name[FDR_PROTO_NAME_CAP];
+};
+
+/* REGISTER_PROVIDER: the identity of lib/common/provider.h; the REPLY's
+ * `value` is the handle.
+ *   16 size | 20 nevents | 24 checksum | 28 alignment | 32 sizeof_int |
+ *   36 sizeof_long | 40 sizeof_pointer | 44 sizeof_size_t | 48 name[64] | 112 */
+struct fdr__msg_register_provider {
+    struct fdr__msg_hdr h;
+    uint32_t size, nevents, checksum, alignment;
+    uint32_t sizeof_int, sizeof_long, sizeof_pointer, sizeof_size_t;
+    char name[FDR_PROVIDER_NAME_MAX + 1];
+};
+
+/* UNREGISTER_PROVIDER.  16 handle | 20 pad | 24 */
+struct fdr__msg_unregister_provider {
+    struct fdr__msg_hdr h;
+    uint32_t handle;
+    uint32_t pad;
+};
+
+/* BUFFER (reserved), with exactly one fd: a memfd of `size` bytes.
+ *   16 trace | 20 kind | 24 size u64 | 32 offset u64 | 40 */
+struct fdr__msg_buffer {
+    struct fdr__msg_hdr h;
+    uint32_t trace;
+    uint32_t kind;
+    uint64_t size;
+    uint64_t offset;
+};
+
+/* REPLY: h.status 0 or a positive errno; text a one-line message on error
+ * (what follows "fdr VERB: "), value a result (a provider's handle).
+ *   16 value | 20 pad | 24 text[256] | 280 */
+struct fdr__msg_reply {
+    struct fdr__msg_hdr h;
+    uint32_t value;
+    uint32_t pad;
+    char text[FDR_PROTO_TEXT_CAP];
+};
+
+/* TRACE_INFO: one trace of LIST traces.
+ *   16 mode | 20 active | 24 mask | 28 pad | 32 buffer_size u64 |
+ *   40 packet_size u64 | 48 nitems | 52 len | 56 name[72] | 128 outdir[4096] |
+ *   4224 items[len] */
+struct fdr__msg_trace_info {
+    struct fdr__msg_hdr h;
+    uint32_t mode, active, mask, pad;
+    uint64_t buffer_size, packet_size;
+    uint32_t nitems, len;
+    char name[FDR_PROTO_NAME_CAP];
+    char outdir[FDR_PROTO_PATH_CAP];
+    char items[];
+};
+
+/* PROCESS_INFO: a connection that sent REGISTER_PROCESS. pid and uid are
+ * the kernel's (SO_PEERCRED); claimed_pid is what the process said.
+ *   16 pid | 20 claimed_pid | 24 ppid | 28 uid | 32 sizeof_int |
+ *   36 sizeof_long | 40 sizeof_pointer | 44 sizeof_size_t | 48 nproviders |
+ *   52 pad | 56 name[72] | 128 */
+struct fdr__msg_process_info {
+    struct fdr__msg_hdr h;
+    uint32_t pid, claimed_pid, ppid, uid;
+    uint32_t sizeof_int, sizeof_long, sizeof_pointer, sizeof_size_t;
+    uint32_t nproviders;
+    uint32_t pad;
+    char name[FDR_PROTO_NAME_CAP];
+};
+
+/* PROVIDER_INFO: a provider of the table.
+ *   16 handle | 20 refcount | 24 size | 28 nevents | 32 checksum |
+ *   36 alignment | 40 sizeof_int | 44 sizeof_long | 48 sizeof_pointer |
+ *   52 sizeof_size_t | 56 name[64] | 120 */
+struct fdr__msg_provider_info {
+    struct fdr__msg_hdr h;
+    uint32_t handle, refcount;
+    uint32_t size, nevents, checksum, alignment;
+    uint32_t sizeof_int, sizeof_long, sizeof_pointer, sizeof_size_t;
+    char name[FDR_PROVIDER_NAME_MAX + 1];
+};
+
+/* STATUS_INFO.
+ *   16 pid | 20 traces | 24 active | 28 processes | 32 providers |
+ *   36 clients | 40 max_traces | 44 max_clients | 48 started u64 (Unix
+ *   seconds) | 56 rundir[4096] | 4152 */
+struct fdr__msg_status_info {
+    struct fdr__msg_hdr h;
+    uint32_t pid, traces, active, processes, providers, clients;
+    uint32_t max_traces, max_clients;
+    uint64_t started;
+    char rundir[FDR_PROTO_PATH_CAP];
+};
+
+/* The one validator. Checks the message `buf` of `len` bytes, as received
+ * with `nfds` fds: header (size == len <= FDR_PROTO_MSG_MAX, version,
+ * known type), the payload size of its type, every string terminated
+ * inside its field, pattern items (count, lengths, total), the number of
+ * fds the type carries. Returns 0, or -EBADMSG with a one-line reason in
+ * why[0..why_cap) (why may be NULL). Reads nothing outside buf[0..len) and
+ * needs no alignment (fields are copied out); once it returned 0, the
+ * caller may read buf through the struct of its type if buf is 8-byte
+ * aligned (receive into a uint64_t array). */
+int fdr__proto_check(const void *buf, size_t len, int nfds, char *why, size_t why_cap);
+
+/* The name of a message type, "?" for an unknown one. */
+const char *fdr__proto_type_name(unsigned type);
+
+/* Fills the header of msg: size, version, type, seq, status 0. */
+void fdr__proto_init(void *msg, size_t size, unsigned type, uint32_t seq);
+
+/* Copies s into the field dst[0..cap) NUL-padded; -ENAMETOOLONG (dst
+ * unchanged) if s with its NUL does not fit. */
+int fdr__proto_set_str(char *dst, size_t cap, const char *s);
+
+/* Checks a trace name: 1..64 bytes of [A-Za-z0-9_.-], not starting with
+ * '.' or '-'. Returns 0, or -EINVAL with a message in msg[0..cap):
+ * "bad trace name '...': ..." (the name escaped to printable text). */
+int fdr__proto_trace_name_check(const char *name, char *msg, size_t cap);
+
+/* The run directory of user `uid`: fdr_rundir when non-empty, else
+ * xdg_runtime/fdr when xdg_runtime is non-empty, else /tmp/fdr-UID (the
+ * values of FDR_RUNDIR and XDG_RUNTIME_DIR, read by the caller). Returns
+ * the length, or -ENAMETOOLONG if it does not fit in out[0..cap) with room
+ * for "/fdrd.sock" within a socket address. */
+int fdr__proto_rundir(char *out, size_t cap, const char *fdr_rundir,
+                      const char *xdg_runtime, unsigned long uid);
+
+/* Sends one message (and nfds fds, 0..FDR_PROTO_FDS_MAX) with one
+ * sendmsg(MSG_NOSIGNAL): never raises SIGPIPE. Returns 0 or -errno
+ * (-EAGAIN on a full non-blocking socket: nothing was sent). */
+int fdr__proto_send(int sock, const void *msg, size_t len, const int *fds, int nfds);
+
+/* Receives one message into buf[0..cap) (cap >= FDR_PROTO_MSG_MAX) and at
+ * most maxfds (<= FDR_PROTO_FDS_MAX) fds, received close-on-exec, into
+ * fds[]; *nfds is their count. Returns the message length, 0 at end of
+ * stream, or -errno: -EAGAIN (nothing to read), -EMSGSIZE (longer than
+ * cap), -EBADMSG (a control message other than SCM_RIGHTS, more fds than
+ * maxfds, or truncated control data). On any error every fd that came with
+ * the message is closed and *nfds is 0. */
+long fdr__proto_recv(int sock, void *buf, size_t cap, int *fds, int *nfds, int maxfds);
+
+/* Closes fds[0..n). */
+void fdr__proto_close_fds(const int *fds, int n);
+
+#endif

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/* client.c - how the fdr command talks to fdrd.
+ *
+ * The socket is DIR/fdrd.sock, DIR being FDR_RUNDIR, else
+ * $XDG_RUNTIME_DIR/fdr, else /tmp/fdr-$UID (fdr__proto_rundir: the same
+ * rule as fdrd). Before connecting, the socket must belong to us: a socket
+ * another user made is not our daemon, and we would hand it our requests.
+ *
+ * Starting fdrd (as `lttng create` starts lttng-sessiond): when nobody
+ * listens (no socket, or a stale one: ECONNREFUSED), verbs that change
+ * something run `fdrd -d`, which returns once its socket listens, and
+ * connect again. fdrd is, in order: $FDR_FDRD; next to this binary
+ * (installed side by side); ../daemon/fdrd and ../../daemon/fdrd from it
+ * (the build tree); `fdrd` in PATH. If two fdr commands start one at the
+ * same moment, one fdrd wins the lock and the other says "already
+ * running"; its fdr then waits, while the winner holds the lock, until the
+ * winner listens, and both connect to it.
+ *
+ * DESIGN. Blocking I/O with a 60 s receive timeout (a daemon that accepts
+ * but never answers gives an error line, never a hang). Every message
+ * received goes through fdr__proto_check (fdrd is trusted no more than a
+ * client is), must carry our seq, and may carry no fds. */
+#define _GNU_SOURCE
+#include "client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int try_connect(struct client *c)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    memcpy(a.sun_path, c->sock, strlen(c->sock) + 1);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    struct timeval tv = {60, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    c->fd = fd;
+    return 0;
+}
+
+static int executable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* The fdrd to run into out; 0, or 1 when only PATH is left ("fdrd"). */
+static int find_fdrd(char *out, size_t cap)
+{
+    const char *env = getenv("FDR_FDRD");
+    if (env && *env) {
+        snprintf(out, cap, "%s", env);
+        return 0;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = 0;
+            static const char *const rel[] = {"fdrd", "../daemon/fdrd",
+                                              "../../daemon/fdrd"};
+            for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+                if (snprintf(out, cap, "%s/%s", self, rel[i]) < (int)cap &&
+                    executable(out))
+                    return 0;
+            }
+        }
+    }
+    snprintf(out, cap, "fdrd");
+    return 1;
+}
+
+/* Another fdr started fdrd at the same moment, and ours lost the lock:
+ * the winner may not listen yet. Retries the connection while some fdrd
+ * holds the pid file's lock (it is starting, or serving), for at most
+ * 60 s. Returns 0 once connected, else the last -errno. */
+static int wait_other(struct client *c)
+{
+    char pidfile[sizeof c->rundir + 16];
+    snprintf(pidfile, sizeof pidfile, "%s/fdrd.pid", c->rundir);
+    int rc = -ECONNREFUSED;
+    for (int i = 0; i < 6000; i++) {
+        int fd = open(pidfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            return rc;
+        int held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+        close(fd);
+        if (!held)
+            return rc; /* no fdrd holds it: the winner died */
+        rc = try_connect(c);
+        if (rc == 0)
+            return 0;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return rc;
+}
+
+/* Runs `fdrd -d` and waits for it (it returns once it listens). Its
+ * stderr is read through a pipe so that its complaint ("fdrd: ...")
+ * becomes our one error line. */
+static int start_fdrd(struct client *c)
+{
+    char path[PATH_MAX + 32];
+    int use_path = find_fdrd(path, sizeof path);
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return cli_fail(1, c->verb, "cannot start fdrd: pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return cli_fail(1, c->verb, "cannot start fdrd: fork: %s", strerror(errno));
+    if (pid == 0) {
+        dup2(p[1], 2);
+        char *argv[] = {path, "-d", NULL};
+        if (use_path)
+            execvp(path, argv);
+        else
+            execv(path, argv);
+        dprintf(2, "%s: %s\n", path, strerror(errno));
+        _exit(127);
+    }
+    close(p[1]);
+    char err[1024];
+    size_t n = 0;
+    for (;;) {
+        ssize_t k = read(p[0], err + n, sizeof err - 1 - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+        if (n == sizeof err - 1)
+            break;
+    }
+    close(p[0]);
+    err[n] = 0;
+    char *nl = strchr(err, '\n');
+    if (nl)
+        *nl = 0;
+    const char *what = strncmp(err, "fdrd: ", 6) == 0 ? err + 6 : err;
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    int rc = try_connect(c);
+    if (rc == 0)
+        return 0;
+    if (strncmp(what, "already running", 15) == 0 && (rc = wait_other(c)) == 0)
+        return 0;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        if (*what)
+            return cli_fail(1, c->verb, "cannot start fdrd: %s", what);
+        return cli_fail(1, c->verb, "cannot start fdrd (%s -d failed)", path);
+    }
+    return cli_fail(1, c->verb, "cannot reach fdrd at %s: %s", c->sock, strerror(-rc));
+}
+
+int client_open(struct client *c, const char *verb, int autostart)
+{
+    c->fd = -1;
+    c->seq = 0;
+    c->verb = verb;
+    int len = fdr__proto_rundir(c->rundir, sizeof c->rundir, getenv("FDR_RUNDIR"),
+                                getenv("XDG_RUNTIME_DIR"), (unsigned long)geteuid());
+    if (len < 0)
+        return cli_fail(1, verb, "the run directory's path is too long for a socket");
+    memcpy(c->sock, c->rundir, (size_t)len); /* fits: fdr__proto_rundir checked */
+    memcpy(c->sock + len, "/fdrd.sock", sizeof "/fdrd.sock");
+    struct stat st;
+    if (lstat(c->sock, &st) == 0 && st.st_uid != geteuid())
+        return cli_fail(1, verb, "%s belongs to uid %lu, not to you (uid %lu): refused",
+                        c->sock, (unsigned long)st.st_uid, (unsigned long)geteuid());
+    int rc = try_connect(c);
+    if (rc == 0)
+        return 0;
+    if (rc != -ENOENT && rc != -ECONNREFUSED)
+        return cli_fail(1, verb, "cannot reach fdrd at %s: %s", c->sock, strerror(-rc));
+    if (!autostart)
+        return -1;
+    return start_fdrd(c);
+}
+
+void client_close(struct client *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+}
+
+int client_send(struct client *c, void *msg, size_t len, unsigned type)
+{
+    fdr__proto_init(msg, len, type, ++c->seq);
+    int rc = fdr__proto_send(c->fd, msg, len, NULL, 0);
+    if (rc < 0)
+        return cli_fail(1, c->verb, "cannot send to fdrd: %s", strerror(-rc));
+    return 0;
+}
+
+int client_next(struct client *c)
+{
+    int fds[FDR_PROTO_FDS_MAX], nfds;
+    long n = fdr__proto_recv(c->fd, c->buf, sizeof c->buf, fds, &nfds, FDR_PROTO_FDS_MAX);
+    if (n == 0 || n == -ECONNRESET) {
+        cli_fail(1, c->verb, "fdrd closed the connection");
+        return -1;
+    }
+    if (n == -EAGAIN) {
+        cli_fail(1, c->verb, "fdrd did not answer in 60 s");
+        return -1;
+    }
+    if (n < 0) {
+        cli_fail(1, c->verb, "cannot read from fdrd: %s", strerror((int)-n));
+        return -1;
+    }
+    char why[200];
+    if (fdr__proto_check(c->buf, (size_t)n, nfds, why, sizeof why) < 0) {
+        fdr__proto_close_fds(fds, nfds);
+        cli_fail(1, c->verb, "bad answer from fdrd: %s", why);
+        return -1;
+    }
+    const void *b = c->buf;
+    const struct fdr__msg_hdr *h = b;
+    if (h->seq != c->seq) {
+        cli_fail(1, c->verb, "bad answer from fdrd: seq %u, expected %u", h->seq, c->seq);
+        return -1;
+    }
+    if (h->type == FDR__MSG_REPLY && h->status != 0) {
+        const struct fdr__msg_reply *r = b;
+        cli_fail(1, c->verb, "%s", r->text[0] ? r->text : strerror((int)h->status));
+        return -1;
+    }
+    return h->type == FDR__MSG_END ? 0 : h->type;
+}
+
+int client_call(struct client *c, void *msg, size_t len, unsigned type, uint32_t *value)
+{
+    if (client_send(c, msg, len, type))
+        return 1;
+    int t = client_next(c);
+    if (t < 0)
+        return 1;
+    if (t != FDR__MSG_REPLY)
+        return cli_fail(1, c->verb, "bad answer from fdrd: a %s message",
+                        fdr__proto_type_name((unsigned)t));
+    const void *b = c->buf;
+    const struct fdr__msg_reply *r = b;
+    if (value)
+        *value = r->value;
+    return 0;
+}
+
+/* Length of a valid UTF-8 sequence at s (1..4), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (n == 0 || (s[0] >= 0xf8))
+        return 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
+        return 0; /* overlong, surrogate */
+    if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
+        return 0;
+    return n;
+}
+
+void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char ch = *p;
+        if (ch == '"' || ch == '\\') {
+            fputc('\\', f);
+            fputc(ch, f);
+            p++;
+        } else if (ch == '\n') {
+            fputs("\\n", f);
+            p++;
+        } else if (ch == '\t') {
+            fputs("\\t", f);
+            p++;
+        } else if (ch < 0x20 || ch == 0x7f) {
+            fprintf(f, "\\u%04x", ch);
+            p++;
+        } else {
+            int n = utf8_len(p);
+            if (n == 0) {
+                fputs("\\ufffd", f);
+                p++;
+            } else {
+                fwrite(p, 1, (size_t)n, f);
+                p += n;
+            }
+        }
+    }
+    fputc('"', f);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* client.h - the fdr command's side of fdrd's socket (programs/fdr only):
+ * finding the run directory, connecting, starting fdrd when needed, one
+ * request and its replies, and JSON strings. */
+#ifndef FDR_PROGRAMS_CLIENT_H
+#define FDR_PROGRAMS_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "proto/proto.h"
+
+struct client {
+    int fd;
+    uint32_t seq;
+    const char *verb; /* for error lines: "fdr VERB: ..." */
+    char rundir[4096];
+    char sock[108];
+    uint64_t buf[FDR_PROTO_MSG_MAX / 8]; /* the last message received */
+};
+
+/* Connects to fdrd for `verb`. With autostart, starts fdrd (`fdrd -d`)
+ * when none runs. Returns 0 when connected; 1 after printing one error
+ * line; -1 (nothing printed) when no fdrd runs and autostart is 0. */
+int client_open(struct client *c, const char *verb, int autostart);
+void client_close(struct client *c);
+
+/* Sends the request msg[0..len) (its header is filled here) and waits for
+ * its REPLY. Returns 0 if fdrd said yes; otherwise prints "fdr VERB: TEXT"
+ * (fdrd's text, or what went wrong with the connection) and returns 1.
+ * *value gets the reply's value (may be NULL). */
+int client_call(struct client *c, void *msg, size_t len, unsigned type, uint32_t *value);
+
+/* Sends a request whose answer is one or more messages; then
+ * client_next() returns each (checked, with the request's seq) in c->buf:
+ * its type, 0 at END, or -1 after printing an error line (a REPLY with an
+ * error status is printed too). */
+int client_send(struct client *c, void *msg, size_t len, unsigned type);
+int client_next(struct client *c);
+
+/* Prints s as a JSON string (quotes, escapes, \u00XX for control bytes;
+ * bytes >= 0x80 that are not valid UTF-8 as \u00XX too). */
+void json_str(FILE *f, const char *s);
+
+#endif

@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: MIT
+# fdr-session.cmake - fdrd's control plane and the `fdr` session verbs
+# (programs/fdr/session.c, client.c; daemon/; lib/proto). Every test runs a
+# real fdrd on a real socket in a run directory of its own under the build
+# tree, and kills it at the end (test-fdr-session-helpers.py).
+#   fdr-session-proto      C unit test of lib/proto: the validator on good,
+#                          truncated, oversized, bad-version, unterminated and
+#                          wrong-fd-count messages; fd passing closes what it
+#                          refuses; trace-name and run-directory rules
+#   fdr-session-verbs      create/enable/disable/filter/start/stop/destroy
+#                          round trips, checked through list/status --json
+#                          (json.loads, every value); text output; auto-start
+#   fdr-session-errors     every verb's error lines and exit statuses (usage
+#                          2, refusals 1), list/status with no fdrd
+#   fdr-session-limits     32 traces work, the 33rd is refused; pattern-item
+#                          bounds
+#   fdr-session-daemon     run dir 0700, socket and pid file 0600 (os.stat);
+#                          unsafe run dirs refused; a second fdrd refused;
+#                          SIGTERM: exit 0, socket and pid file removed; a
+#                          stale socket replaced; SIGPIPE never kills it
+#   fdr-session-uid        a client of another uid (setpriv nobody) is refused
+#                          with a log line and gets nothing; fdr as nobody
+#                          refuses a socket that is not its own
+#   fdr-session-hostile    garbage, truncated, oversized, bad version,
+#                          unterminated, unexpected fds, wrong direction,
+#                          1,000 idle connections: logged, dropped, `fdr list`
+#                          still served, VmRSS bounded
+#   fdr-session-providers  provider table from two real processes: shared
+#                          handle, long_size/checksum make another, refcounts
+#                          drop on exit and SIGKILL, freed at zero
+if(NOT TARGET fdrd OR NOT TARGET fdr_proto)
+  return()
+endif()
+
+add_executable(test-fdr-session-proto ${CMAKE_CURRENT_LIST_DIR}/test-fdr-session-proto.c)
+target_link_libraries(test-fdr-session-proto PRIVATE fdr_proto fdr_common)
+target_include_directories(test-fdr-session-proto PRIVATE ${FDR_TESTS_DIR}/lib)
+add_test(NAME fdr-session-proto COMMAND test-fdr-session-proto)
+set_tests_properties(fdr-session-proto PROPERTIES TIMEOUT 60)
+
+add_executable(session-client ${CMAKE_CURRENT_LIST_DIR}/progs/session-client.c)
+target_link_libraries(session-client PRIVATE fdr_proto fdr_common)
+
+set(_ses_out ${CMAKE_CURRENT_BINARY_DIR}/session)
+foreach(_t verbs errors limits daemon uid hostile providers)
+  add_test(NAME fdr-session-${_t}
+           COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-session-${_t}.py
+                   $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd>
+                   $<TARGET_FILE:session-client> ${_ses_out}/${_t})
+  set_tests_properties(fdr-session-${_t} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+endforeach()
