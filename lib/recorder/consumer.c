@@ -85,6 +85,7 @@ static int stop;
 static uint32_t doorbell; /* 1 while the consumer sleeps */
 static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
 static int failed;                  /* a write error was reported once */
+static int unflushed_error;         /* a write failed since the last flush */
 static int trace_fd = -1;           /* <FDR_OUTPUT>/<name>-<pid>/ */
 static char trace_name[4096 + 256]; /* its path, for messages */
 static char meta_buf[8192];         /* under pass_lock, or the helper's */
@@ -264,8 +265,10 @@ static int pass_locked(void)
             return -EIO;
         for (; consumed < produced; consumed++) {
             uint64_t grown = 0;
-            if (write_packet(b, consumed, &grown) < 0)
+            if (write_packet(b, consumed, &grown) < 0) {
                 r = -EIO;
+                unflushed_error = 1; /* fdr_flush() says it, whoever wrote */
+            }
             /* Observable: the slot is free again; pairs with the acquire
              * load of `consumed` in open_packet (writer.c). Before
              * out_bytes: the drain helper relies on that order. */
@@ -276,16 +279,23 @@ static int pass_locked(void)
     return r;
 }
 
-int fdr__consumer_drain(int refresh)
+int fdr__consumer_drain(int flush)
 {
     if (!fdr__cfg.output[0] || trace_fd < 0)
         return -ENOTSUP;
     pthread_mutex_lock(&pass_lock);
     int r = pass_locked();
-    if (refresh) /* rewrite: newer clock calibration */
+    if (flush) /* rewrite: newer clock calibration */
         __atomic_store_n(disk_gen, (uint64_t)-1, __ATOMIC_RELAXED);
     if (ensure_metadata() < 0)
         r = -EIO;
+    if (flush) {
+        /* A write that failed in the consumer thread's passes since the
+         * last flush is this flush's failure too. */
+        if (unflushed_error)
+            r = -EIO;
+        unflushed_error = 0;
+    }
     if (skips.rings != warned.rings || skips.packets != warned.packets)
         fdr__warn("FDR_OUTPUT=\"%s\": %llu corrupt packets skipped, %llu corrupt ring "
                   "headers",
