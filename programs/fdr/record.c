@@ -17,9 +17,9 @@
  * (kill) are forwarded to the command; the same signals typed on a
  * terminal (^C, ^\) already reach the command, which is in the same
  * foreground process group, so they are not sent a second time
- * (si_code tells the two apart). fdr itself keeps running until the
- * command ends; then these signals get their former actions back (a ^C
- * during the summary stops fdr).
+ * (si_code tells the two apart). Until the command ends they are blocked
+ * in fdr and read from a signalfd, so no handler runs; then they are
+ * unblocked (a ^C during the summary stops fdr).
  *
  * The trace of a process that dies without its exit handler (a signal,
  * _exit) is completed by its drain helper ("fdr-drain", a clone of the
@@ -37,7 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -71,21 +74,46 @@ const struct cli_verb cli_verbs_record[] = {
     {0},
 };
 
-static volatile pid_t child;
 static const int fwd_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-static void forward(int sig, siginfo_t *si, void *uc)
+/* Forwards what signalfd sfd has pending to the command: the signals sent
+ * by a process (kill). Those from the kernel (si_code > 0: a terminal's
+ * ^C, ^\, a hang-up) reached the command's process group already. */
+static void forward_pending(int sfd, pid_t pid)
 {
-    (void)uc;
-    /* From the kernel (a terminal's ^C, ^\, a hang-up): the command got it too. */
-    if (si && si->si_code > 0)
-        return;
-    pid_t c = child;
-    if (c > 0 && (!si || si->si_pid != c)) {
-        int e = errno;
-        kill(c, sig);
-        errno = e;
+    struct signalfd_siginfo si;
+    while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+        if (si.ssi_code <= 0 && (pid_t)si.ssi_pid != pid)
+            kill(pid, (int)si.ssi_signo);
+}
+
+/* Waits for the command to end while forwarding the signals of
+ * fwd_signals, which the caller keeps blocked: they are read from a
+ * signalfd, so that no handler runs at an arbitrary moment (sanitizer
+ * runtimes defer handlers while a thread sits in waitpid) and none is lost
+ * between the check and the wait. */
+static int wait_forwarding(pid_t pid, const sigset_t *fwd)
+{
+    int status = 0;
+    int sfd = signalfd(-1, fwd, SFD_NONBLOCK | SFD_CLOEXEC);
+    int cfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
+            break;
+        struct pollfd p[2] = {{sfd, POLLIN, 0}, {cfd, POLLIN, 0}};
+        /* Without a pidfd (Linux < 5.3), look again every 50 ms. */
+        poll(p, 2, cfd >= 0 ? -1 : 50);
+        if (sfd >= 0)
+            forward_pending(sfd, pid);
     }
+    if (sfd >= 0) {
+        forward_pending(sfd, pid); /* nothing left pending to kill fdr itself */
+        close(sfd);
+    }
+    if (cfd >= 0)
+        close(cfd);
+    return status;
 }
 
 /* The directory the trace goes to: made now (an error is one line). A
@@ -292,7 +320,9 @@ static int cli_record_run(int argc, char **argv)
 
     /* The drain helpers of the run's processes come back to us (wait_drains). */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    /* The forwarded signals are blocked until the child's pid is known. */
+    /* The forwarded signals stay blocked until the command has ended: they
+     * are read from a signalfd meanwhile (wait_forwarding); the command
+     * gets the caller's mask back before exec. */
     sigset_t fwd, old;
     sigemptyset(&fwd);
     for (size_t i = 0; i < sizeof fwd_signals / sizeof *fwd_signals; i++)
@@ -330,29 +360,15 @@ static int cli_record_run(int argc, char **argv)
     }
     free(events);
     close(pfd[1]);
-    child = pid;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = forward;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    struct sigaction before[sizeof fwd_signals / sizeof *fwd_signals];
-    for (size_t i = 0; i < sizeof fwd_signals / sizeof *fwd_signals; i++)
-        sigaction(fwd_signals[i], &sa, &before[i]);
-    sigprocmask(SIG_SETMASK, &old, NULL);
 
     int exec_err = 0;
     ssize_t n;
     while ((n = read(pfd[0], &exec_err, sizeof exec_err)) < 0 && errno == EINTR)
         ;
     close(pfd[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    child = 0;
+    int status = wait_forwarding(pid, &fwd);
     /* Reading the trace back may take a while: ^C now stops fdr itself. */
-    for (size_t i = 0; i < sizeof fwd_signals / sizeof *fwd_signals; i++)
-        sigaction(fwd_signals[i], &before[i], NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     wait_drains();
     if (n == (ssize_t)sizeof exec_err && exec_err) {
         if (made)
