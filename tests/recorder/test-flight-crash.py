@@ -133,6 +133,8 @@ p = run("null")
 check("fdr: caught SIGSEGV (fault at address 0x0) in thread" in p.stderr,
       "null: banner names the fault address\n" + p.stderr)
 check("set FDR_CRASH_DIR=DIR" in p.stderr, "null: says how to keep a complete record")
+check("; last 256 events per thread" in p.stderr,
+      "null: 256 events per thread by default (docs/environment.md)\n" + p.stderr)
 p = run("abort")
 check("fdr: caught SIGABRT (raised by this process" in p.stderr,
       "abort: banner says raised by the process\n" + p.stderr)
