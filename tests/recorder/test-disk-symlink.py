@@ -67,7 +67,14 @@ ln -s '{secret}' snap/stream_0
     check("snapshot=-17" in out, "fdr_snapshot into prepared symlinks: %r" % out)
     lines = err.splitlines()
     one = [l for l in lines if "FDR_OUTPUT" in l]
-    check(len(one) == 1 and "another user" in one[0], "FDR_OUTPUT refusal: %r" % one)
+    # The directory itself is refused (it is nobody's), not only the
+    # symlinks in it: nothing of the trace goes into it.
+    check(len(one) == 1 and "belongs to another user" in one[0],
+          "FDR_OUTPUT refusal: %r" % one)
+    pdir = os.path.join(shared, "disk-prog-%d" % pid)
+    check(sorted(os.listdir(pdir)) == ["metadata", "stream_0"] and
+          all(os.path.islink(os.path.join(pdir, f)) for f in os.listdir(pdir)),
+          "files written into nobody's trace directory: %s" % os.listdir(pdir))
     one = [l for l in lines if "could not write the crash snapshot" in l]
     check(len(one) == 1 and "crash-%d" % pid in one[0], "crash dump refusal: %r" % one)
     check(not any(os.path.isfile(os.path.join(shared, "mine", f)) and
