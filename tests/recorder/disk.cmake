@@ -37,8 +37,10 @@ endforeach()
 if(NOT FDR_SANITIZE)
   add_library(fault-writev MODULE ${_dk_src}/progs/fault-writev.c)
   target_link_libraries(fault-writev PRIVATE ${CMAKE_DL_LIBS})
-  add_test(NAME disk-fault
-           COMMAND ${FDR_PYTHON} ${_dk_src}/test-disk-fault.py $<TARGET_FILE:disk-prog>
-                   $<TARGET_FILE:fault-writev> ${_dk_out}/fault)
-  set_tests_properties(disk-fault PROPERTIES TIMEOUT 300)
+  foreach(who flush consumer)
+    add_test(NAME disk-fault-${who}
+             COMMAND ${FDR_PYTHON} ${_dk_src}/test-disk-fault.py $<TARGET_FILE:disk-prog>
+                     $<TARGET_FILE:fault-writev> ${_dk_out}/fault-${who} ${who})
+    set_tests_properties(disk-fault-${who} PROPERTIES TIMEOUT 300)
+  endforeach()
 endif()

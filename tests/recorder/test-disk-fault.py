@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""test-disk-fault.py PROG SHIM OUTDIR - a write that fails part-way.
+"""test-disk-fault.py PROG SHIM OUTDIR WHO - a write that fails part-way.
 
 disk-prog fill records 20,000 events in 4 KiB packets with the LD_PRELOAD
 library SHIM (progs/fault-writev.c): the 5th packet written to a stream
 file is cut short after half its bytes and the rest of it fails with EIO,
-then the disk works again. The stream file must still hold only whole
+then the disk works again. WHO says who meets the fault: "flush" (a 4 MiB
+ring: nothing is written before fdr_flush()) or "consumer" (a 64 KiB
+ring: the consumer thread, woken at every half-full ring, writes the first
+packets; fdr_flush() must still report its error). The stream file must still hold only whole
 packets (the torn bytes cut away before anything else is written):
 babeltrace2 reads the trace without error, fdr_flush() reports -EIO once,
 the lost packet's events are counted as discarded (read + discarded ==
@@ -18,11 +21,12 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import fdrtest as c  # noqa: E402
 
-prog, shim, out = sys.argv[1:4]
+prog, shim, out, who = sys.argv[1:5]
 N1, N2 = 20000, 1000
 shutil.rmtree(out, ignore_errors=True)
 env = {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
-env.update(FDR_OUTPUT=out, FDR_PACKET_SIZE="4096", FDR_BUFFER_SIZE="4M",
+env.update(FDR_OUTPUT=out, FDR_PACKET_SIZE="4096",
+           FDR_BUFFER_SIZE="4M" if who == "flush" else "64K",
            FDR_FLUSH_MS="60000", LD_PRELOAD=shim, FAULT_WRITEV_AT="5")
 p = subprocess.run([prog, "fill", str(N1), str(N2)], input="go\n", env=env,
                    capture_output=True, text=True, timeout=120)
