@@ -107,8 +107,15 @@ static uint64_t line_freq(void)
     if (!f) {
         struct fdr__clock_params p;
         fdr__clock_params(&p);
-        f = p.freq;
-        __atomic_store_n(&freq, f, __ATOMIC_RELAXED);
+        uint64_t zero = 0;
+        /* The first thread to calibrate sets it for all: two threads
+         * printing their first lines at once calibrate a few ns apart,
+         * and every line (and the class file) must use one frequency. */
+        if (__atomic_compare_exchange_n(&freq, &zero, p.freq, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            f = p.freq;
+        else
+            f = zero;
     }
     return f;
 }
