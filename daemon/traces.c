@@ -105,7 +105,7 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
                  FDR_PROTO_TRACES_MAX);
         return ENOSPC;
     }
-    if (m->mode > FDR__MODE_SNAPSHOT) {
+    if (m->mode > FDR__TRACE_SNAPSHOT) {
         snprintf(msg, cap, "bad mode %u", m->mode);
         return EINVAL;
     }

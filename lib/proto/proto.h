@@ -82,7 +82,7 @@ enum fdr__msg_type {
 };
 
 /* Trace modes (CREATE, TRACE_INFO). */
-enum { FDR__MODE_DISCARD = 0, FDR__MODE_OVERWRITE = 1, FDR__MODE_SNAPSHOT = 2 };
+enum { FDR__TRACE_DISCARD = 0, FDR__TRACE_OVERWRITE = 1, FDR__TRACE_SNAPSHOT = 2 };
 /* What LIST lists. */
 enum {
     FDR__LIST_TRACES = 0,

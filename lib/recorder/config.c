@@ -21,6 +21,9 @@
  *                    writes it (default 100)
  *   FDR_DRAIN        the drain helper process that finishes the trace of a
  *                    killed process (default on; off: none, consumer.c)
+ *   FDR_DAEMON       register with a running fdrd (default on, daemon.c);
+ *                    FDR_RUNDIR, XDG_RUNTIME_DIR: where its socket is
+ *   FDR_DEBUG        one line on what fdr decided at start (default off)
  *   FDR_CRASH, FDR_CRASH_SIGNALS, FDR_CRASH_EVENTS, FDR_CRASH_DIR
  *                    the crash dump (crash.c)
  *   FDR_SNAPSHOT_SIGNAL, FDR_SNAPSHOT_DIR  snapshot on a signal (snapshot.c)
@@ -37,6 +40,7 @@
 #include <unistd.h>
 
 #include "fdr/internal/fastpath.h"
+#include "proto/proto.h"
 #include "common/signal.h"
 #include "recorder/config.h"
 
@@ -243,6 +247,14 @@ void fdr__config_load(void)
     fdr__string_max = fdr__cfg.string_max;
     fdr__cfg.flush_ms = size_var("FDR_FLUSH_MS", 100, 1, 60000, 0);
     fdr__cfg.drain = on_off("FDR_DRAIN", 1);
+    fdr__cfg.daemon = on_off("FDR_DAEMON", 1);
+    fdr__cfg.debug = on_off("FDR_DEBUG", 0);
+    if (fdr__proto_rundir(fdr__cfg.rundir, sizeof fdr__cfg.rundir, getenv("FDR_RUNDIR"),
+                          getenv("XDG_RUNTIME_DIR"), (unsigned long)geteuid()) < 0) {
+        fdr__warn(
+            "FDR_RUNDIR: the path is too long for a socket; fdrd is not looked for");
+        fdr__cfg.daemon = 0;
+    }
     fdr__cfg.events = getenv("FDR_EVENTS");
     fdr__cfg.traces = getenv("FDR_TRACES");
     const char *tf = getenv("FDR_TRACE_FILE");

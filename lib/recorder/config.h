@@ -23,6 +23,9 @@ struct fdr__config {
     char trace_file[4096]; /* FDR_TRACE_FILE, where printed events go */
     uint32_t flush_ms;     /* FDR_FLUSH_MS, consumer period */
     int drain;             /* FDR_DRAIN: the drain helper process (consumer.c) */
+    int daemon;            /* FDR_DAEMON: register with fdrd (daemon.c) */
+    int debug;             /* FDR_DEBUG: say what fdr decided at start */
+    char rundir[4096];     /* fdrd's run directory: FDR_RUNDIR, XDG_RUNTIME_DIR */
     int barrier;           /* FDR_SECTION_BARRIER: enum fdr__barrier_choice */
     /* crash dumps (crash.c) */
     int crash_on;                /* FDR_CRASH and FDR_CRASH_SIGNALS: 0 = off */

@@ -36,6 +36,7 @@
 #include "recorder/clock.h"
 #include "recorder/config.h"
 #include "recorder/consumer.h"
+#include "recorder/daemon.h"
 #include "recorder/control.h"
 #include "recorder/flight.h"
 #include "recorder/init.h"
@@ -172,6 +173,7 @@ static void fork_child(void)
     fdr__writers = NULL;
     fdr__buf_forget_all();
     fdr__consumer_forget();
+    fdr__daemon_forget();
     fdr__registry_fork_child();
     fdr__cfg.output[0] = 0;
     fdr__cfg.mode = FDR__MODE_OVERWRITE;
@@ -219,6 +221,7 @@ static void init_once(void)
         fdr__consumer_prepare();
     fdr__crash_init();  /* crash handlers (crash.c) */
     fdr__flight_init(); /* snapshot signal (snapshot.c) */
+    fdr__daemon_start(); /* fdrd, if one runs: registration (daemon.c) */
     __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
 }
 

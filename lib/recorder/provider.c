@@ -66,6 +66,20 @@ static struct {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void changed_nothing(void) {}
+void (*fdr__provider_changed_hook)(void) = changed_nothing;
+
+void fdr__provider_snapshot(struct fdr__provider_id ids[FDR_PROVIDER_MAX])
+{
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 0; i < FDR_PROVIDER_MAX; i++) {
+        ids[i] = table.rec[i].id;
+        if (table.rec[i].refs == 0)
+            ids[i].name[0] = 0;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 /* Around fork() (init.c): taken before the registry's, as in site_make. */
 void fdr__provider_fork(enum fdr__fork_phase ph)
 {
@@ -234,6 +248,7 @@ int fdr_provider_register(const fdr_provider_desc_t *desc, fdr_provider_t **out)
     __atomic_store_n(&p->refs, 1, __ATOMIC_RELEASE);
     table.next = (uint32_t)(free_slot + 1) % FDR_PROVIDER_MAX;
     pthread_mutex_unlock(&lock);
+    fdr__provider_changed_hook();
     *out = p;
     return 0;
 }
@@ -256,6 +271,8 @@ int fdr_provider_unregister(fdr_provider_t *p)
         __atomic_store_n(&p->id.nevents, 0, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&lock);
+    if (c)
+        fdr__provider_changed_hook();
     free(c); /* the sites themselves stay: the registry keeps them */
     return 0;
 }

@@ -158,11 +158,11 @@ static int cmd_create(int argc, char **argv)
             out = optarg;
             break;
         case 'O':
-            m.mode = FDR__MODE_OVERWRITE;
+            m.mode = FDR__TRACE_OVERWRITE;
             modes++;
             break;
         case 'S':
-            m.mode = FDR__MODE_SNAPSHOT;
+            m.mode = FDR__TRACE_SNAPSHOT;
             modes++;
             break;
         case 'b':
@@ -327,7 +327,7 @@ static int take_json(int *argc, char **argv)
 
 static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
 {
-    const char *mode = t->mode <= FDR__MODE_SNAPSHOT ? mode_names[t->mode] : "?";
+    const char *mode = t->mode <= FDR__TRACE_SNAPSHOT ? mode_names[t->mode] : "?";
     const char *item = t->items;
     if (json) {
         fprintf(out, "%s\n    {\"name\": ", first ? "" : ",");

@@ -49,3 +49,16 @@ foreach(_t verbs errors limits daemon uid hostile providers)
                    $<TARGET_FILE:session-client> ${_ses_out}/${_t})
   set_tests_properties(fdr-session-${_t} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
+
+# fdr-session-libfdr: instrumented programs (progs/session-prog.c, libfdr)
+# register with a real fdrd: providers shared by handle and counted per
+# process (unregister, SIGKILL, exit), fdrd SIGKILLed while they record
+# (they go on, exit 0, register again with a new fdrd), a daemon that
+# accepts and never answers (main runs, exit 0), FDR_DEBUG with no fdrd.
+add_executable(session-prog ${CMAKE_CURRENT_LIST_DIR}/progs/session-prog.c)
+target_link_libraries(session-prog PRIVATE fdr Threads::Threads)
+add_test(NAME fdr-session-libfdr
+         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-session-libfdr.py
+                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                 ${_ses_out}/libfdr $<TARGET_FILE:session-prog>)
+set_tests_properties(fdr-session-libfdr PROPERTIES TIMEOUT 300)

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/* daemon.c - the process's side of fdrd: registration (docs/daemon.md).
+ *
+ * fdrd is optional, and the program must never be harmed by it: not
+ * slowed at start, not blocked, not signalled, whatever fdrd does. So at
+ * start (init.c) this file only looks whether fdrd's socket exists in the
+ * run directory (FDR_RUNDIR, else $XDG_RUNTIME_DIR/fdr, else /tmp/fdr-UID:
+ * one lstat, nothing that can block); with no socket nothing more happens
+ * (FDR_DEBUG=1 says so in one line), and fdr works alone as always.
+ *
+ * With a socket, a thread "fdr-daemon" (every signal blocked, so that no
+ * handler of the program runs in it) does all the talking, so the
+ * program's start-up costs one pthread_create:
+ *   - it connects (SOCK_SEQPACKET, close-on-exec), checks with SO_PEERCRED
+ *     that the other end runs as our user (else it gives up: a socket
+ *     another user prepared is not fdrd), and sends REGISTER_PROCESS;
+ *   - it sends REGISTER_PROVIDER for every provider the program has, and
+ *     for every one it registers later (provider.c calls the hook set by
+ *     init.c, which wakes this thread through an eventfd), and
+ *     UNREGISTER_PROVIDER when the program drops one; fdrd counts
+ *     references per process and drops them when the connection ends,
+ *     however the process ends;
+ *   - it reads fdrd's replies (the handles of the providers), never
+ *     waiting for one before going on;
+ *   - when fdrd goes away (hang-up, error) it connects again, every second
+ *     then up to every 5 s, and registers everything again.
+ * Every message is sent with MSG_NOSIGNAL (no SIGPIPE), and a send that
+ * fdrd does not take within a second is given up as a lost connection: a
+ * stuck fdrd costs the program one sleeping thread, nothing else.
+ *
+ * A forked child closes its copy of the connection (fork_child in init.c
+ * calls fdr__daemon_forget): the parent's registration is the parent's.
+ * Buffers from fdrd come next (docs/daemon.md, "What comes next"). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/proto.h"
+#include "recorder/config.h"
+#include "recorder/daemon.h"
+#include "recorder/provider.h"
+
+static int wake_fd = -1; /* eventfd: the providers changed */
+static int sock_fd = -1; /* the connection, -1 when none; the thread's */
+static int started;      /* the thread exists (not in a forked child) */
+static char sock_path[sizeof((struct sockaddr_un *)0)->sun_path];
+static uint32_t seq;
+
+/* What fdrd knows of our providers: the identity sent per slot and the
+ * handle it answered (0: no answer yet). */
+static struct fdr__provider_id sent[FDR_PROVIDER_MAX];
+static uint32_t handle[FDR_PROVIDER_MAX];
+
+/* Replies carry the seq of their request: a provider's is its slot + this. */
+#define SEQ_PROVIDER 0x10000u
+
+static void debug(const char *what)
+{
+    if (fdr__cfg.debug)
+        fdr__warn("fdrd (%s): %s", sock_path, what);
+}
+
+static int send_msg(void *msg, size_t len, unsigned type, uint32_t s)
+{
+    fdr__proto_init(msg, len, type, s);
+    return fdr__proto_send(sock_fd, msg, len, NULL, 0);
+}
+
+static void drop_connection(void)
+{
+    if (sock_fd >= 0)
+        close(sock_fd);
+    __atomic_store_n(&sock_fd, -1, __ATOMIC_RELAXED);
+    memset(sent, 0, sizeof sent);
+    memset(handle, 0, sizeof handle);
+}
+
+/* Connects and registers the process; 0, or -1 (no connection). */
+static int connect_and_register(void)
+{
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -1;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    memcpy(a.sun_path, sock_path, sizeof a.sun_path);
+    struct timeval tv = {1, 0}; /* a send fdrd does not take: connection lost */
+    struct ucred cr;
+    socklen_t crl = sizeof cr;
+    if (connect(s, (struct sockaddr *)&a, sizeof a) < 0 ||
+        setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0 ||
+        getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crl) < 0) {
+        close(s);
+        return -1;
+    }
+    if (cr.uid != geteuid()) {
+        close(s);
+        debug("the socket belongs to another user: not fdrd, not used");
+        return -2;
+    }
+    __atomic_store_n(&sock_fd, s, __ATOMIC_RELAXED);
+    struct fdr__msg_register_process m;
+    memset(&m, 0, sizeof m);
+    m.pid = (uint32_t)getpid();
+    m.ppid = (uint32_t)getppid();
+    m.sizeof_int = sizeof(int);
+    m.sizeof_long = sizeof(long);
+    m.sizeof_pointer = sizeof(void *);
+    m.sizeof_size_t = sizeof(size_t);
+    /* The program's name (this thread's own is "fdr-daemon"), cut to fit. */
+    char name[FDR_PROTO_NAME_CAP];
+    snprintf(name, sizeof name, "%s", program_invocation_short_name);
+    fdr__proto_set_str(m.name, sizeof m.name, name);
+    if (send_msg(&m, sizeof m, FDR__MSG_REGISTER_PROCESS, ++seq) < 0) {
+        drop_connection();
+        return -1;
+    }
+    debug("registered");
+    return 0;
+}
+
+/* Brings fdrd's view of our providers up to date. */
+static void sync_providers(void)
+{
+    static struct fdr__provider_id now[FDR_PROVIDER_MAX];
+    fdr__provider_snapshot(now);
+    for (uint32_t i = 0; i < FDR_PROVIDER_MAX && sock_fd >= 0; i++) {
+        int had = sent[i].name[0] != 0, has = now[i].name[0] != 0;
+        if (had && (!has || memcmp(&sent[i], &now[i], sizeof now[i]) != 0)) {
+            struct fdr__msg_unregister_provider u;
+            memset(&u, 0, sizeof u);
+            u.handle = handle[i];
+            if (handle[i] &&
+                send_msg(&u, sizeof u, FDR__MSG_UNREGISTER_PROVIDER, ++seq) < 0) {
+                drop_connection();
+                return;
+            }
+            memset(&sent[i], 0, sizeof sent[i]);
+            handle[i] = 0;
+            had = 0;
+        }
+        if (has && !had) {
+            struct fdr__msg_register_provider r;
+            memset(&r, 0, sizeof r);
+            r.size = now[i].size;
+            r.nevents = now[i].nevents;
+            r.checksum = now[i].checksum;
+            r.alignment = now[i].alignment;
+            r.sizeof_int = now[i].sizeof_int;
+            r.sizeof_long = now[i].sizeof_long;
+            r.sizeof_pointer = now[i].sizeof_pointer;
+            r.sizeof_size_t = now[i].sizeof_size_t;
+            memcpy(r.name, now[i].name, sizeof r.name);
+            r.name[sizeof r.name - 1] = 0;
+            if (send_msg(&r, sizeof r, FDR__MSG_REGISTER_PROVIDER, SEQ_PROVIDER + i) <
+                0) {
+                drop_connection();
+                return;
+            }
+            sent[i] = now[i];
+        }
+    }
+}
+
+/* Reads one message of fdrd's (poll said there is one): a reply to our
+ * registrations. 0, or -1 when the connection ended or fdrd sent what it
+ * must not: its messages are checked like anyone's. */
+static int read_reply(void)
+{
+    uint64_t buf[FDR_PROTO_MSG_MAX / 8];
+    int fds[FDR_PROTO_FDS_MAX], nfds = 0;
+    long n = fdr__proto_recv(sock_fd, buf, sizeof buf, fds, &nfds, FDR_PROTO_FDS_MAX);
+    if (n == -EAGAIN || n == -EINTR)
+        return 0;
+    if (n <= 0)
+        return -1;
+    fdr__proto_close_fds(fds, nfds); /* none is expected yet */
+    if (fdr__proto_check(buf, (size_t)n, nfds, NULL, 0) < 0)
+        return -1;
+    const struct fdr__msg_reply *r = (const void *)buf;
+    if (r->h.type == FDR__MSG_REPLY && r->h.seq >= SEQ_PROVIDER &&
+        r->h.seq < SEQ_PROVIDER + FDR_PROVIDER_MAX && r->h.status == 0)
+        handle[r->h.seq - SEQ_PROVIDER] = r->value;
+    return 0;
+}
+
+static void *client_main(void *arg)
+{
+    (void)arg;
+    unsigned wait_ms = 1000;
+    for (;;) {
+        if (sock_fd < 0) {
+            int r = connect_and_register();
+            if (r == -2)
+                return NULL; /* another user's socket: never again */
+            if (r < 0) {
+                struct pollfd w = {wake_fd, POLLIN, 0};
+                if (poll(&w, 1, (int)wait_ms) > 0) {
+                    uint64_t v;
+                    ssize_t k = read(wake_fd, &v, sizeof v);
+                    (void)k;
+                }
+                wait_ms = wait_ms < 5000 ? wait_ms * 2 : 5000;
+                continue;
+            }
+            wait_ms = 1000;
+            sync_providers();
+        }
+        struct pollfd p[2] = {{sock_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+        if (poll(p, 2, -1) < 0)
+            continue; /* EINTR: no signal reaches this thread, but be safe */
+        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            if (read_reply() < 0 || (!(p[0].revents & POLLIN) && p[0].revents)) {
+                drop_connection();
+                debug("fdrd went away; looking for it again");
+                continue;
+            }
+        }
+        if (p[1].revents & POLLIN) {
+            uint64_t v;
+            ssize_t k = read(wake_fd, &v, sizeof v);
+            (void)k;
+            sync_providers();
+        }
+    }
+    return NULL;
+}
+
+static void providers_changed(void)
+{
+    if (wake_fd >= 0) {
+        uint64_t one = 1;
+        ssize_t k = write(wake_fd, &one, sizeof one);
+        (void)k;
+    }
+}
+
+void fdr__daemon_start(void)
+{
+    if (!fdr__cfg.daemon)
+        return;
+    int n = snprintf(sock_path, sizeof sock_path, "%s/fdrd.sock", fdr__cfg.rundir);
+    if (n < 0 || (size_t)n >= sizeof sock_path)
+        return;
+    struct stat st;
+    if (lstat(sock_path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+        debug("no fdrd running: recording alone");
+        return;
+    }
+    wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd < 0)
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int e = pthread_create(&t, &at, client_main, NULL);
+    pthread_attr_destroy(&at);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e != 0) {
+        close(wake_fd);
+        wake_fd = -1;
+        return;
+    }
+    pthread_setname_np(t, "fdr-daemon");
+    fdr__provider_changed_hook = providers_changed;
+    started = 1;
+}
+
+void fdr__daemon_forget(void)
+{
+    /* The child has no client thread: its copies of the parent's
+     * descriptors go (the connection is the parent's). */
+    if (!started)
+        return;
+    started = 0;
+    fdr__provider_changed_hook = fdr__daemon_noop;
+    int s = __atomic_load_n(&sock_fd, __ATOMIC_RELAXED);
+    if (s >= 0)
+        close(s);
+    sock_fd = -1;
+    if (wake_fd >= 0)
+        close(wake_fd);
+    wake_fd = -1;
+}
+
+void fdr__daemon_noop(void) {}

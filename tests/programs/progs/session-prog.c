@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* session-prog.c - an instrumented program (libfdr) for the tests of its
+ * registration with fdrd (tests/programs/test-fdr-session-libfdr.py).
+ *
+ *   session-prog hold NAME CHECKSUM LONG_SIZE
+ *       registers provider NAME (4 events, that checksum and sizeof_long,
+ *       the rest as this build), records one raw event, prints "ready",
+ *       then per line of stdin: "unregister" drops the provider (prints
+ *       "unregistered"); at end of input exits 0
+ *   session-prog spin
+ *       two threads record events without pause; prints "ready" once both
+ *       have; at end of input prints "events N" and exits 0
+ *   session-prog start
+ *       prints "main" first thing, records one event, exits 0 */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fdr/fdr.h>
+
+static int stop;
+static uint64_t counts[2];
+
+static void *spin(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        fdr_trace(ses, tick, "t=%d n=%llu", t, (unsigned long long)counts[t]);
+        __atomic_store_n(&counts[t], counts[t] + 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    char line[64];
+    if (argc == 2 && strcmp(argv[1], "start") == 0) {
+        puts("main");
+        fflush(stdout);
+        fdr_trace(ses, start, "argc=%d", argc);
+        return 0;
+    }
+    if (argc == 5 && strcmp(argv[1], "hold") == 0) {
+        fdr_provider_desc_t d =
+            FDR_PROVIDER_DESC_INIT(argv[2], 4, (uint32_t)strtoul(argv[3], NULL, 0));
+        d.sizeof_long = (uint32_t)atoi(argv[4]);
+        fdr_provider_t *p;
+        if (fdr_provider_register(&d, &p) != 0)
+            return 3;
+        uint32_t v = 42;
+        fdr_raw_event(p, 1, &v, sizeof v);
+        puts("ready");
+        fflush(stdout);
+        while (fgets(line, sizeof line, stdin))
+            if (strncmp(line, "unregister", 10) == 0) {
+                fdr_provider_unregister(p);
+                puts("unregistered");
+                fflush(stdout);
+            }
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "spin") == 0) {
+        pthread_t th[2];
+        for (int t = 0; t < 2; t++)
+            pthread_create(&th[t], NULL, spin, (void *)(intptr_t)t);
+        while (!__atomic_load_n(&counts[0], __ATOMIC_ACQUIRE) ||
+               !__atomic_load_n(&counts[1], __ATOMIC_ACQUIRE))
+            ;
+        puts("ready");
+        fflush(stdout);
+        while (fgets(line, sizeof line, stdin))
+            ;
+        __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+        for (int t = 0; t < 2; t++)
+            pthread_join(th[t], NULL);
+        printf("events %llu\n", (unsigned long long)(counts[0] + counts[1]));
+        return 0;
+    }
+    fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start\n");
+    return 2;
+}
