@@ -13,6 +13,13 @@
  * takes it again, then resumes. A difference is a violation: a writer touched its packet
  * after the controller had seen it outside its section.
  *
+ * Each writer dirties 64 uncached lines before each event, which holds
+ * its store of in_section in the store buffer while its load of `end`
+ * goes ahead: the window the barrier closes is open on every event, not
+ * by chance. A first, quick fingerprint (from the write position) is taken
+ * before the full one, so that an event that slipped through is caught
+ * even when it completes while the full one is being summed.
+ *
  * "barrier" must see zero violations. "nobarrier" sets the test hook
  * fdr__section_no_barrier, which leaves out the asymmetric barrier (the
  * barectf bug), and must see some: it shows that the check can fail. The
@@ -43,12 +50,30 @@
 static int stop;
 static uint64_t written[WRITERS];
 
+/* Lines each writer dirties right before an event (see writer()): more
+ * than a store buffer holds, spread over more memory than the caches. */
+#define DIRTY_LINES 64
+#define DIRTY_BYTES (8u << 20)
+static unsigned char *dirty[WRITERS];
+
 static void *writer(void *arg)
 {
     int idx = (int)(intptr_t)arg;
     uint64_t i = 0;
     fdr_thread_self(); /* the writer exists before the controller starts */
+    unsigned char *d = dirty[idx];
     while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        /* Stores that miss the cache, just before the event: the store of
+         * in_section queues behind them in the store buffer (x86 makes
+         * stores visible in program order) while the load of `end` that
+         * follows it goes ahead. This holds the window the barrier closes
+         * open for the time of ~64 cache misses on every event, instead of
+         * a few cycles now and then; with the barrier it changes nothing
+         * (the barrier drains the store buffer). */
+        size_t at = (size_t)(i * 4160) % (DIRTY_BYTES - DIRTY_LINES * 64);
+        for (int k = 0; k < DIRTY_LINES; k++)
+            d[at + (size_t)k * 64] = (unsigned char)i;
+        __asm__ __volatile__("" ::: "memory");
         fdr_trace(stress, ev, "i=%lu idx=%d", (unsigned long)i, idx);
         i++;
         /* A short gap between events: the controller then often finds the
@@ -72,7 +97,9 @@ struct print {
     uint64_t produced, sum;
 };
 
-static void fingerprint(const struct fdr__writer *w, struct print *f)
+/* quick: from the write position only, taken first, before a writer that
+ * slipped through has finished; otherwise from the packet's start. */
+static void fingerprint(const struct fdr__writer *w, struct print *f, int quick)
 {
     f->pos = __atomic_load_n(&w->self->pos, __ATOMIC_RELAXED);
     f->end = __atomic_load_n(&w->self->end, __ATOMIC_RELAXED);
@@ -80,15 +107,21 @@ static void fingerprint(const struct fdr__writer *w, struct print *f)
     f->sum = 1469598103934665603ull;
     if (!w->pkt || !f->pos)
         return;
-    const unsigned char *p = (const unsigned char *)w->pkt;
-    const unsigned char *e = (const unsigned char *)f->pos + 64;
-    /* Not f->end: a paused writer's end is NULL. The slot's last bytes
-     * (the tail, with the committed position) are checked too. */
-    const unsigned char *slot_end = p + w->buf->hdr->packet_size;
+    /* The slot that holds pos (the writer may have moved to another
+     * packet than w->pkt when it slipped through): nothing is read outside
+     * it. Not f->end: a paused writer's end is NULL. */
+    const unsigned char *base = (const unsigned char *)w->buf->hdr + FDR__BUF_HEADER;
+    size_t psize = w->buf->geom.packet_size;
+    const unsigned char *pos = (const unsigned char *)f->pos;
+    const unsigned char *slot = base + (size_t)(pos - base) / psize * psize;
+    const unsigned char *slot_end = slot + psize;
+    const unsigned char *p = quick ? pos : slot;
+    const unsigned char *e = pos + 64;
     if (e > slot_end - FDR__PKT_TAIL)
         e = slot_end - FDR__PKT_TAIL;
     for (; p < e; p++)
         f->sum = (f->sum ^ __atomic_load_n(p, __ATOMIC_RELAXED)) * 1099511628211ull;
+    /* The slot's last bytes (the tail, with the committed position). */
     for (p = slot_end - FDR__PKT_TAIL; p < slot_end; p++)
         f->sum = (f->sum ^ __atomic_load_n(p, __ATOMIC_RELAXED)) * 1099511628211ull;
 }
@@ -113,6 +146,11 @@ int main(int argc, char **argv)
     fdr__section_no_barrier = expect_violations;
     pthread_t th[WRITERS];
     for (int i = 0; i < WRITERS; i++)
+        if (!(dirty[i] = calloc(1, DIRTY_BYTES))) {
+            printf("FAIL: out of memory\n");
+            return 1;
+        }
+    for (int i = 0; i < WRITERS; i++)
         pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i);
     /* wait until both writers exist */
     for (;;) {
@@ -134,19 +172,26 @@ int main(int argc, char **argv)
             pthread_mutex_unlock(&fdr__writers_lock);
             continue;
         }
-        struct print a[WRITERS + 1], b[WRITERS + 1];
+        struct print a[2 * (WRITERS + 1)], b[2 * (WRITERS + 1)];
         int n = 0;
         for (struct fdr__writer *w = fdr__writers; w && n <= WRITERS; w = w->next)
-            fingerprint(w, &a[n++]);
+            fingerprint(w, &a[n++], 1);
+        n = 0;
+        for (struct fdr__writer *w = fdr__writers; w && n <= WRITERS; w = w->next)
+            fingerprint(w, &a[WRITERS + 1 + n++], 0);
         /* a short wait: long enough for a writer that slipped through to
          * finish its event (~20-100 ns), short enough for 1M cycles */
-        for (volatile int s = 0; s < 200; s++)
+        for (volatile int s = 0; s < 2000; s++)
             ;
         n = 0;
         for (struct fdr__writer *w = fdr__writers; w && n <= WRITERS; w = w->next)
-            fingerprint(w, &b[n++]);
+            fingerprint(w, &b[WRITERS + 1 + n++], 0);
+        n = 0;
+        for (struct fdr__writer *w = fdr__writers; w && n <= WRITERS; w = w->next)
+            fingerprint(w, &b[n++], 1);
         for (int i = 0; i < n; i++)
-            if (memcmp(&a[i], &b[i], sizeof a[i]) != 0)
+            if (memcmp(&a[i], &b[i], sizeof a[i]) != 0 ||
+                memcmp(&a[WRITERS + 1 + i], &b[WRITERS + 1 + i], sizeof a[i]) != 0)
                 violations++;
         fdr__section_resume();
         pthread_mutex_unlock(&fdr__writers_lock);
