@@ -251,8 +251,10 @@ void fdr__config_load(void)
     fdr__cfg.debug = on_off("FDR_DEBUG", 0);
     if (fdr__proto_rundir(fdr__cfg.rundir, sizeof fdr__cfg.rundir, getenv("FDR_RUNDIR"),
                           getenv("XDG_RUNTIME_DIR"), (unsigned long)geteuid()) < 0) {
+        const char *rd = getenv("FDR_RUNDIR");
         fdr__warn(
-            "FDR_RUNDIR: the path is too long for a socket; fdrd is not looked for");
+            "FDR_RUNDIR=\"%s\" is too long for a socket path; fdrd is not looked for",
+            rd ? rd : "");
         fdr__cfg.daemon = 0;
     }
     fdr__cfg.events = getenv("FDR_EVENTS");

@@ -14,6 +14,9 @@ real fdrd and register, and are never harmed by it.
     registers again with a new fdrd.
   - A "daemon" that accepts and never answers (a socket of the test's own):
     the program's main runs and it exits 0; its registration arrived.
+  - A hostile one answering garbage, a header whose size lies, an unknown
+    version, an fd nobody asked for: each ends the connection, the program
+    connects again, keeps no stray descriptor and exits 0 silently.
   - No fdrd: FDR_DEBUG=1 says so in one line; nothing else changes."""
 import importlib.util
 import os
@@ -130,6 +133,44 @@ if got_msgs:
     c.check(mtype == 1 and size == len(got_msgs[0]), "REGISTER_PROCESS first: type %d" % mtype)
 p.stdin.close()
 c.check(p.wait(timeout=120) == 0, "a program beside a silent daemon exits 0")
+
+# ---- a hostile "daemon": garbage, a lying header, an unexpected fd -------------
+bad_dir = os.path.join(s.work, "hostile")
+os.makedirs(bad_dir, mode=0o700)
+bad = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+bad.bind(os.path.join(bad_dir, "fdrd.sock"))
+bad.listen(8)
+accepts = []
+junk = [b"\xff" * 37,                                        # garbage
+        struct.pack("=IHHII", 65535, 1, 64, 1, 0) + b"x" * 8,  # size says more than came
+        struct.pack("=IHHII", 280, 99, 64, 1, 0) + bytes(264)]  # unknown version
+
+
+def hostile():
+    while len(accepts) < 4:
+        conn, _ = bad.accept()
+        conn.recv(65536)  # the registration
+        n = len(accepts)
+        if n < len(junk):
+            conn.send(junk[n])
+        else:  # a reply carrying an fd nobody asked for
+            r, w = os.pipe()
+            conn.sendmsg([struct.pack("=IHHII", 280, 1, 64, 1, 0) + bytes(264)],
+                         [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", r))])
+            os.close(r)
+            os.close(w)
+        accepts.append(conn)
+
+
+threading.Thread(target=hostile, daemon=True).start()
+p = start("hold", "prov", "7", "8", env={"FDR_RUNDIR": bad_dir})
+# each bad answer ends the connection, and the program connects again
+h.wait_for(lambda: len(accepts) >= 4, "the program reconnected after each bad answer")
+fds = len(os.listdir("/proc/%d/fd" % p.pid))
+p.stdin.close()
+c.check(p.wait(timeout=120) == 0 and p.stderr.read() == "",
+        "a program beside a hostile daemon exits 0, silent")
+c.check(fds < 16, "descriptors of the program: %d (a received fd was kept?)" % fds)
 
 # ---- no fdrd ---------------------------------------------------------------------
 p = subprocess.run([prog, "start"], env=dict(s.env, FDR_DEBUG="1"), capture_output=True,

@@ -94,7 +94,7 @@ if(FDR_CLANG AND FDR_CLANGXX AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
   set_tests_properties(core-compile-clang PROPERTIES TIMEOUT 120)
 endif()
 
-foreach(case buffer-size packet-size mode drain output-missing output-readonly output-file)
+foreach(case buffer-size packet-size mode drain daemon debug rundir output-missing output-readonly output-file)
   add_test(NAME core-config-${case}
            COMMAND ${FDR_PYTHON} ${_core_src}/test-core-config.py $<TARGET_FILE:core-config>
                    ${_core_out}/config-${case} ${case})

@@ -5,7 +5,8 @@ one clear line on stderr, naming the variable and the value, and the
 program goes on and exits 0.
 
 CASE is buffer-size (FDR_BUFFER_SIZE=abc), packet-size (FDR_PACKET_SIZE=1000,
-not a power of two), mode (FDR_MODE=bogus), drain (FDR_DRAIN=maybe): the defaults are used and the
+not a power of two), mode (FDR_MODE=bogus), drain (FDR_DRAIN=maybe), daemon (FDR_DAEMON=perhaps), debug (FDR_DEBUG=loud),
+rundir (FDR_RUNDIR longer than a socket path allows): the defaults are used and the
 trace holds all 20 events; output-missing (FDR_OUTPUT in a directory that
 does not exist), output-readonly (on a read-only file system: /proc, which
 even root cannot write), output-file (FDR_OUTPUT is a regular file): no
@@ -25,6 +26,9 @@ cases = {
     "packet-size": ("FDR_PACKET_SIZE", "1000", True),
     "mode": ("FDR_MODE", "bogus", True),
     "drain": ("FDR_DRAIN", "maybe", True),
+    "daemon": ("FDR_DAEMON", "perhaps", True),
+    "debug": ("FDR_DEBUG", "loud", True),
+    "rundir": ("FDR_RUNDIR", "/tmp/" + "r" * 200, True),
     "output-missing": ("FDR_OUTPUT", out + "/no/such/dir", False),
     "output-readonly": ("FDR_OUTPUT", "/proc/fdr-test-trace", False),
     "output-file": ("FDR_OUTPUT", afile, False),
