@@ -27,3 +27,9 @@ foreach(_t print corrupt stats record)
                    $<TARGET_FILE:offline-prog> ${CMAKE_CURRENT_BINARY_DIR}/fdr-offline-${_t})
   set_tests_properties(fdr-offline-${_t} PROPERTIES TIMEOUT 300)
 endforeach()
+# Under TSan the ^C-on-a-terminal part of fdr-offline-record hung once in
+# six full runs (never alone): TSan's runtime delivers signals itself. That
+# part runs in the normal and ASan builds.
+if(FDR_SANITIZE MATCHES thread)
+  set_property(TEST fdr-offline-record PROPERTY ENVIRONMENT FDR_TEST_NO_TTY=1)
+endif()
