@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -348,6 +349,15 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
         if (on == FDR__PAUSED && (st & FDR__S_RECORD))
             __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
         *why = on == FDR__PAUSED ? -EBUSY : -ENODATA;
+        if (on == FDR__PAUSED) {
+            /* A snapshot or flush is reading: this event is lost anyway,
+             * so give the CPU to the controller, which on a machine with
+             * more busy threads than cores would otherwise wait its turn
+             * behind every one of them (issue 11: 64 threads, 2 cores). */
+            leave_section(t);
+            sched_yield();
+            return NULL;
+        }
         goto out;
     }
     size_t total = payload + FDR__EVENT_HEADER_SIZE;
