@@ -233,11 +233,19 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
         const struct fdr__msg_trace *m = msg;
         rc = fdrd_traces_activate(&s->traces, m->name, h->type == FDR__MSG_START, text,
                                   sizeof text);
+        struct fdrd_trace *t = rc == 0 ? fdrd_traces_find(&s->traces, m->name) : NULL;
+        if (t && h->type == FDR__MSG_START)
+            fdrd_collect_started(s, t);
+        else if (t)
+            fdrd_collect_stopped(s, t);
         reply(s, c, h->seq, rc, 0, text);
         return 0;
     }
     case FDR__MSG_DESTROY: {
         const struct fdr__msg_trace *m = msg;
+        struct fdrd_trace *t = fdrd_traces_find(&s->traces, m->name);
+        if (t) /* written out, while the trace still exists */
+            fdrd_collect_destroyed(s, t);
         rc = fdrd_traces_destroy(&s->traces, m->name, text, sizeof text);
         if (rc == 0)
             fdrd_log("trace %s destroyed", m->name);
@@ -280,6 +288,9 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
         return 0;
     case FDR__MSG_UNREGISTER_PROVIDER:
         unregister_provider(s, c, msg);
+        return 0;
+    case FDR__MSG_NEED_BUFFERS:
+        fdrd_collect_need(s, c, msg);
         return 0;
     default:
         fdrd_log(

@@ -102,6 +102,7 @@ static void drop_queue(struct fdrd_client *c)
 static void close_client(struct fdrd_server *s, unsigned i)
 {
     struct fdrd_client *c = s->clients[i];
+    fdrd_collect_release(c); /* everything it committed, to disk */
     fdrd_client_release(s, c);
     drop_queue(c);
     close(c->fd);
@@ -194,8 +195,14 @@ static void read_one(struct fdrd_server *s, struct fdrd_client *c)
         c->dead = 1;
         return;
     }
-    /* No message fdrd receives carries fds today (fdr__proto_check let
-     * through only types whose count matched): close any all the same. */
+    /* Only CLASSES carries an fd (fdr__proto_check let through only
+     * types whose count matched): any other is closed all the same. */
+    const struct fdr__msg_hdr *h = (const void *)s->rx;
+    if (h->type == FDR__MSG_CLASSES && nfds == 1) {
+        if (fdrd_collect_classes(s, c, (const void *)s->rx, fds[0]) < 0)
+            c->dead = 1;
+        return;
+    }
     fdr__proto_close_fds(fds, nfds);
     if (fdrd_dispatch(s, c, s->rx, (size_t)n) < 0)
         c->dead = 1;
@@ -203,7 +210,7 @@ static void read_one(struct fdrd_server *s, struct fdrd_client *c)
 
 int fdrd_server_run(struct fdrd_server *s)
 {
-    struct pollfd *pfd = calloc(s->max_clients + 2, sizeof *pfd);
+    struct pollfd *pfd = calloc(s->max_clients + 2 + FDR_PROTO_TRACES_MAX, sizeof *pfd);
     s->clients = calloc(s->max_clients, sizeof *s->clients);
     if (!pfd || !s->clients) {
         fdrd_log("out of memory");
@@ -217,7 +224,12 @@ int fdrd_server_run(struct fdrd_server *s)
         for (unsigned i = 0; i < n; i++)
             pfd[i + 2] = (struct pollfd){s->clients[i]->fd,
                                          s->clients[i]->out_head ? POLLOUT : POLLIN, 0};
-        if (poll(pfd, n + 2, -1) < 0) {
+        /* The doorbells of the traces: a ring is half full. */
+        unsigned nb = s->traces.n;
+        for (unsigned i = 0; i < nb; i++)
+            pfd[n + 2 + i] = (struct pollfd){s->traces.t[i]->bell, POLLIN, 0};
+        int busy = fdrd_collect_busy(s);
+        if (poll(pfd, n + 2 + nb, busy ? 100 : -1) < 0) {
             if (errno == EINTR)
                 continue;
             fdrd_log("poll: %s", strerror(errno));
@@ -241,6 +253,14 @@ int fdrd_server_run(struct fdrd_server *s)
             else if (ev & (POLLHUP | POLLERR | POLLNVAL))
                 c->dead = 1;
         }
+        for (unsigned i = 0; i < nb && i < s->traces.n; i++)
+            if (pfd[n + 2 + i].revents & POLLIN) {
+                uint64_t v;
+                ssize_t k = read(s->traces.t[i]->bell, &v, sizeof v);
+                (void)k;
+            }
+        if (busy)
+            fdrd_collect_pass(s);
         for (unsigned i = s->nclients; i-- > 0;)
             if (s->clients[i]->dead)
                 close_client(s, i);

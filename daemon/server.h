@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "collect.h"
 #include "proto/proto.h"
 #include "providers.h"
 #include "traces.h"
@@ -31,6 +32,7 @@ struct fdrd_client {
     struct fdrd_outmsg *out_head, *out_tail; /* replies the socket did not take yet */
     size_t out_bytes;
     int dead; /* drop at the end of this loop turn */
+    struct fdrd_collect col; /* its class table and routes (collect.c) */
 };
 
 struct fdrd_server {

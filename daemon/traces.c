@@ -35,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/pattern.h"
 
@@ -118,6 +120,7 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
                  m->outdir);
         return EINVAL;
     }
+    static uint32_t last_id;
     struct fdrd_trace *t = calloc(1, sizeof *t);
     if (!t) {
         snprintf(msg, cap, "out of memory");
@@ -144,6 +147,13 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
     t->mask = m->mask;
     t->buffer_size = buffer;
     t->packet_size = packet;
+    t->id = ++last_id;
+    t->bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (t->bell < 0) {
+        free(t);
+        snprintf(msg, cap, "no eventfd: %s", strerror(errno));
+        return EMFILE;
+    }
     ts->t[ts->n++] = t;
     return 0;
 }
@@ -254,6 +264,7 @@ int fdrd_traces_destroy(struct fdrd_traces *ts, const char *name, char *msg, siz
         find_or_say(ts, name, msg, cap);
         return ENOENT;
     }
+    close(ts->t[i]->bell);
     free(ts->t[i]);
     memmove(&ts->t[i], &ts->t[i + 1], (ts->n - i - 1) * sizeof ts->t[0]);
     ts->n--;
@@ -270,7 +281,14 @@ unsigned fdrd_traces_active(const struct fdrd_traces *ts)
 
 void fdrd_traces_free(struct fdrd_traces *ts)
 {
-    for (unsigned i = 0; i < ts->n; i++)
+    for (unsigned i = 0; i < ts->n; i++) {
+        close(ts->t[i]->bell);
         free(ts->t[i]);
+    }
     ts->n = 0;
+}
+
+struct fdrd_trace *fdrd_traces_find(struct fdrd_traces *ts, const char *name)
+{
+    return find(ts, name, NULL);
 }

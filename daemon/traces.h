@@ -15,6 +15,8 @@
 #define FDRD_BUFFER_MAX (1ull << 30)
 
 struct fdrd_trace {
+    uint32_t id; /* unique for fdrd's life: routes name it (collect.c) */
+    int bell;    /* eventfd the processes ring when a ring is half full */
     char name[FDR_PROTO_NAME_CAP];
     char outdir[FDR_PROTO_PATH_CAP];
     uint32_t mode, mask, active;
@@ -42,6 +44,8 @@ int fdrd_traces_activate(struct fdrd_traces *ts, const char *name, int active, c
                          size_t cap);
 int fdrd_traces_destroy(struct fdrd_traces *ts, const char *name, char *msg, size_t cap);
 unsigned fdrd_traces_active(const struct fdrd_traces *ts);
+/* The trace named `name`, or NULL. */
+struct fdrd_trace *fdrd_traces_find(struct fdrd_traces *ts, const char *name);
 void fdrd_traces_free(struct fdrd_traces *ts);
 
 #endif

@@ -8,10 +8,7 @@
 #ifndef FDR_FDR_H
 #define FDR_FDR_H
 
-#define FDR_VERSION_MAJOR 0
-#define FDR_VERSION_MINOR 1
-#define FDR_VERSION_PATCH 0
-#define FDR_VERSION_STRING "0.1.0"
+#include "fdr/version.h"
 
 #include "fdr/trace.h"
 /* Outside the #ifndef below: with FDR_DISABLE its macros are constants. */

@@ -30,3 +30,19 @@ const char *fdr__classes_str(const struct fdr__classes *t, uint32_t off)
     const char *s = t->pool + off;
     return memchr(s, 0, t->pool_size - off) ? s : "";
 }
+
+int fdr__classes_from_table(const struct fdr__class_table *t, size_t size,
+                            struct fdr__classes *out)
+{
+    memset(out, 0, sizeof *out);
+    if (size < sizeof *t ||
+        __atomic_load_n(&t->magic, __ATOMIC_RELAXED) != FDR__CLASS_TABLE_MAGIC)
+        return -1;
+    /* Pairs with the release store of n_classes by the recorder. */
+    uint32_t n = __atomic_load_n(&t->n_classes, __ATOMIC_ACQUIRE);
+    out->classes = t->classes;
+    out->n = n < FDR__MAX_CLASSES ? n : FDR__MAX_CLASSES;
+    out->pool = t->pool;
+    out->pool_size = FDR__CLASS_POOL_SIZE;
+    return 0;
+}

@@ -30,6 +30,22 @@ struct fdr__class {
     uint32_t names[FDR_MAX_FIELDS];
 };
 
+/* The table as the recorder keeps it, in one mapping (a memfd that fdrd
+ * maps too): classes are appended, then published by a release store of
+ * n_classes; `generation` grows with every class. Read from another
+ * process it is untrusted: view it with fdr__classes_from_table. */
+#define FDR__CLASS_TABLE_MAGIC 0x46445252u /* "FDRR" */
+#define FDR__CLASS_POOL_SIZE (16u << 20)
+struct fdr__class_table {
+    uint32_t magic;
+    uint32_t n_classes;
+    uint32_t pool_used;
+    uint32_t pad;
+    uint64_t generation;
+    struct fdr__class classes[FDR__MAX_CLASSES];
+    char pool[FDR__CLASS_POOL_SIZE];
+};
+
 /* A read-only view of a table: n classes (ids 1..n) and pool_size bytes of
  * pool. Neither is owned. */
 struct fdr__classes {
@@ -42,6 +58,10 @@ struct fdr__classes {
 /* The class with this id, or NULL when there is none or it is not valid
  * (id, number of fields or a field type out of range). */
 const struct fdr__class *fdr__classes_get(const struct fdr__classes *t, uint16_t id);
+/* Views the table at t, `size` bytes mapped: 0, or -1 when the mapping is
+ * too small or not a table. n is read once (acquire) and bounded. */
+int fdr__classes_from_table(const struct fdr__class_table *t, size_t size,
+                            struct fdr__classes *out);
 /* The string at pool offset off; "" when off or its NUL is outside the pool. */
 const char *fdr__classes_str(const struct fdr__classes *t, uint32_t off);
 

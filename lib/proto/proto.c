@@ -62,6 +62,10 @@ static const struct type_info TYPES[] = {
     FIXED(FDR__MSG_UNREGISTER_PROVIDER, "unregister-provider",
           struct fdr__msg_unregister_provider, 0, NONE, NONE),
     FIXED(FDR__MSG_BUFFER, "buffer", struct fdr__msg_buffer, 1, NONE, NONE),
+    FIXED(FDR__MSG_CLASSES, "classes", struct fdr__msg_classes, 1, NONE, NONE),
+    ITEMS(FDR__MSG_ROUTE, "route", struct fdr__msg_route, NONE, NONE),
+    FIXED(FDR__MSG_NEED_BUFFERS, "need-buffers", struct fdr__msg_need_buffers, 0,
+          NONE, NONE),
     FIXED(FDR__MSG_CREATE, "create", C_, 0, STR(C_, name), STR(C_, outdir)),
     ITEMS(FDR__MSG_ENABLE, "enable", I_, STR(I_, name), NONE),
     ITEMS(FDR__MSG_DISABLE, "disable", I_, STR(I_, name), NONE),
@@ -94,6 +98,12 @@ _Static_assert(sizeof(struct fdr__msg_list) == 24, "list layout");
 _Static_assert(sizeof(struct fdr__msg_register_process) == 120, "process layout");
 _Static_assert(sizeof(struct fdr__msg_register_provider) == 112, "provider layout");
 _Static_assert(sizeof(struct fdr__msg_buffer) == 40, "buffer layout");
+_Static_assert(sizeof(struct fdr__msg_classes) == 80, "classes layout");
+_Static_assert(sizeof(struct fdr__msg_route) == 40, "route layout");
+_Static_assert(offsetof(struct fdr__msg_route, len) ==
+                   offsetof(struct fdr__msg_route, nitems) + 4,
+               "len follows nitems");
+_Static_assert(sizeof(struct fdr__msg_need_buffers) == 24, "need-buffers layout");
 _Static_assert(sizeof(struct fdr__msg_reply) == 280, "reply layout");
 _Static_assert(sizeof(struct fdr__msg_trace_info) == 4224, "trace-info layout");
 _Static_assert(sizeof(struct fdr__msg_process_info) == 128, "process-info layout");

@@ -32,9 +32,9 @@
  *
  * Each request of the `fdr` command is answered by one REPLY, except
  * LIST (zero or more *_INFO messages, then END) and STATUS (STATUS_INFO).
- * REGISTER_PROCESS, REGISTER_PROVIDER and UNREGISTER_PROVIDER come from
- * libfdr; BUFFER (fdrd to a process, with one memfd) is reserved for the
- * shared-memory buffers of the next step and is checked like the rest. */
+ * REGISTER_PROCESS, REGISTER_PROVIDER, UNREGISTER_PROVIDER, CLASSES and
+ * NEED_BUFFERS come from libfdr; ROUTE and BUFFER are fdrd's to a process,
+ * unasked (docs/daemon.md, "Buffers from fdrd"). */
 #ifndef FDR_PROTO_PROTO_H
 #define FDR_PROTO_PROTO_H
 
@@ -60,8 +60,14 @@ enum fdr__msg_type {
     FDR__MSG_REGISTER_PROCESS = 1,
     FDR__MSG_REGISTER_PROVIDER = 2,
     FDR__MSG_UNREGISTER_PROVIDER = 3,
-    /* fdrd -> libfdr, with one fd (reserved: buffers come next) */
+    /* fdrd -> libfdr, with one fd: a ring, or the trace's doorbell */
     FDR__MSG_BUFFER = 4,
+    /* libfdr -> fdrd, with one fd: the class table (sealed memfd) */
+    FDR__MSG_CLASSES = 5,
+    /* fdrd -> libfdr: where the process records now, and what */
+    FDR__MSG_ROUTE = 6,
+    /* libfdr -> fdrd: more rings for a trace */
+    FDR__MSG_NEED_BUFFERS = 7,
     /* fdr -> fdrd */
     FDR__MSG_CREATE = 16,
     FDR__MSG_ENABLE = 17,
@@ -176,14 +182,57 @@ struct fdr__msg_unregister_provider {
     uint32_t pad;
 };
 
-/* BUFFER (reserved), with exactly one fd: a memfd of `size` bytes.
- *   16 trace | 20 kind | 24 size u64 | 32 offset u64 | 40 */
+/* BUFFER, with exactly one fd. kind RING: a sealed memfd of `size` bytes
+ * holding one ring (common/ring.h) that fdrd made and keeps mapped: its
+ * header says its geometry and stream index, which the process checks
+ * against `size` before using it. kind DOORBELL: an eventfd the process
+ * writes 1 to when a ring of the trace is half full (size 0).
+ * `route` is the ROUTE generation the buffer belongs to.
+ *   16 trace | 20 kind | 24 size u64 | 32 route u32 | 36 pad | 40 */
+enum { FDR__BUFFER_RING = 0, FDR__BUFFER_DOORBELL = 1 };
 struct fdr__msg_buffer {
     struct fdr__msg_hdr h;
     uint32_t trace;
     uint32_t kind;
     uint64_t size;
-    uint64_t offset;
+    uint32_t route;
+    uint32_t pad;
+};
+
+/* CLASSES, with exactly one fd: the process's class table (common/
+ * classes.h, in a sealed memfd of `size` bytes, read-only for fdrd) and
+ * what fdrd needs besides to write the process's metadata.
+ *   16 size u64 | 24 clock_freq u64 | 32 clock_offset_s i64 |
+ *   40 clock_offset u64 | 48 line_start u64 | 56 line_freq u64 |
+ *   64 uuid[16] | 80 */
+struct fdr__msg_classes {
+    struct fdr__msg_hdr h;
+    uint64_t size;
+    uint64_t clock_freq;
+    int64_t clock_offset_s;
+    uint64_t clock_offset;
+    uint64_t line_start, line_freq; /* the clock of text lines (common/tsdl.h) */
+    uint8_t uuid[16];
+};
+
+/* ROUTE: the trace the process records into from now on (active 1), or
+ * none (active 0: back to its own flight recorder), with that trace's
+ * event selection. `route` numbers the routes fdrd sent, from 1.
+ *   16 trace | 20 active | 24 route | 28 mode | 32 nitems | 36 len |
+ *   40 items[len] */
+struct fdr__msg_route {
+    struct fdr__msg_hdr h;
+    uint32_t trace, active, route, mode;
+    uint32_t nitems, len;
+    char items[];
+};
+
+/* NEED_BUFFERS: the process has fewer than it wants for route `route`.
+ *   16 route | 20 count | 24 */
+struct fdr__msg_need_buffers {
+    struct fdr__msg_hdr h;
+    uint32_t route;
+    uint32_t count;
 };
 
 /* REPLY: h.status 0 or a positive errno; text a one-line message on error

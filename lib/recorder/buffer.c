@@ -26,7 +26,11 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "recorder/buffer.h"
@@ -126,8 +130,180 @@ char *fdr__buf_slot(const struct fdr__buf_hdr *h, uint64_t seq)
     return (char *)h + FDR__BUF_HEADER + (size_t)(seq % h->n_packets) * h->packet_size;
 }
 
+/* ---- rings from fdrd ----------------------------------------------------- */
+
+uint32_t fdr__route_gen;
+uint32_t fdr__route_id;
+/* The routed rings' lock: a leaf, taken by writers inside their tracing
+ * section (writer.c, reroute), so never held while waiting for anything;
+ * after the writers lock when both are held. */
+static pthread_mutex_t route_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fdr__buf *routed_free; /* rings of routes, free */
+static int doorbell = -1;
+
+void fdr__buf_route_lock(void)
+{
+    pthread_mutex_lock(&route_lock);
+}
+
+void fdr__buf_route_unlock(void)
+{
+    pthread_mutex_unlock(&route_lock);
+}
+
+static void no_low(void) {}
+void (*fdr__buf_low_hook)(void) = no_low;
+
+static void unmap(struct fdr__buf *b)
+{
+    munmap(b->hdr, b->geom.size);
+    close(b->fd);
+    free(b);
+}
+
+int fdr__buf_adopt(int fd, uint64_t size, uint32_t route)
+{
+    /* fdrd runs as our user (checked at connect) and sealed the size; the
+     * header it wrote must still describe a ring that fits. */
+    struct stat st;
+    if (size < FDR__BUF_HEADER || size > ((uint64_t)1 << 40) || fstat(fd, &st) < 0 ||
+        (uint64_t)st.st_size < size) {
+        close(fd);
+        return -EINVAL;
+    }
+    void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+        close(fd);
+        return -EINVAL;
+    }
+    struct fdr__buf_hdr *h = base;
+    struct fdr__ring_geom g = {h->packet_size, h->n_packets, h->index, h->size};
+    struct fdr__buf *b = calloc(1, sizeof *b);
+    if (!b || fdr__geom_check(&g, size) < 0 || fdr__ring_check(h, &g) < 0 ||
+        (h->mode != FDR__MODE_DISCARD && h->mode != FDR__MODE_OVERWRITE)) {
+        free(b);
+        munmap(base, size);
+        close(fd);
+        return -EINVAL;
+    }
+    b->hdr = h;
+    b->geom = g;
+    b->fd = fd;
+    b->index = g.index;
+    b->out_fd = -1;
+    b->route = route;
+    pthread_mutex_lock(&route_lock);
+    if (route < fdr__route_id || !route) {
+        pthread_mutex_unlock(&route_lock);
+        unmap(b); /* came after its route ended */
+        return 0;
+    }
+    /* The current route's, or the next one's: fdrd sends a route's rings
+     * before the route itself, so that threads find them when they move. */
+    b->next_free = routed_free;
+    routed_free = b;
+    pthread_mutex_unlock(&route_lock);
+    return 0;
+}
+
+struct fdr__buf *fdr__buf_get_routed(void)
+{
+    pthread_mutex_lock(&route_lock);
+    struct fdr__buf *b = routed_free;
+    if (b) {
+        routed_free = b->next_free;
+        b->next_free = NULL;
+    }
+    if (!routed_free || !routed_free->next_free)
+        fdr__buf_low_hook();
+    pthread_mutex_unlock(&route_lock);
+    return b;
+}
+
+void fdr__buf_put_routed(struct fdr__buf *b)
+{
+    pthread_mutex_lock(&route_lock);
+    int keep = b->route == fdr__route_id;
+    if (keep) {
+        b->next_free = routed_free;
+        routed_free = b;
+    }
+    pthread_mutex_unlock(&route_lock);
+    if (!keep)
+        unmap(b);
+}
+
+unsigned fdr__buf_routed_free(void)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&route_lock);
+    for (struct fdr__buf *b = routed_free; b; b = b->next_free)
+        n++;
+    pthread_mutex_unlock(&route_lock);
+    return n;
+}
+
+void fdr__buf_set_route(uint32_t route)
+{
+    pthread_mutex_lock(&route_lock);
+    struct fdr__buf *old = NULL, *keep = NULL;
+    while (routed_free) {
+        struct fdr__buf *b = routed_free;
+        routed_free = b->next_free;
+        struct fdr__buf **to = b->route == route && route ? &keep : &old;
+        b->next_free = *to;
+        *to = b;
+    }
+    routed_free = keep;
+    __atomic_store_n(&fdr__route_id, route, __ATOMIC_RELEASE);
+    __atomic_store_n(&fdr__route_gen, fdr__route_gen + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&route_lock);
+    while (old) {
+        struct fdr__buf *b = old;
+        old = b->next_free;
+        unmap(b);
+    }
+}
+
+void fdr__buf_set_doorbell(int bell)
+{
+    /* A writer may be about to write to the old doorbell: its number is
+     * never freed while the process lives, only pointed at the new one. */
+    pthread_mutex_lock(&route_lock);
+    int cur = __atomic_load_n(&doorbell, __ATOMIC_RELAXED);
+    if (cur < 0)
+        __atomic_store_n(&doorbell, bell, __ATOMIC_RELEASE);
+    else {
+        dup3(bell, cur, O_CLOEXEC);
+        close(bell);
+    }
+    pthread_mutex_unlock(&route_lock);
+}
+
+void fdr__buf_ring_bell(void)
+{
+    int fd = __atomic_load_n(&doorbell, __ATOMIC_ACQUIRE);
+    if (fd >= 0) {
+        uint64_t one = 1;
+        ssize_t k = write(fd, &one, sizeof one);
+        (void)k;
+    }
+}
+
 void fdr__buf_forget_all(void)
 {
+    /* The parent's route is the parent's: the child records alone. */
+    pthread_mutex_init(&route_lock, NULL);
+    while (routed_free) {
+        struct fdr__buf *b = routed_free;
+        routed_free = b->next_free;
+        unmap(b);
+    }
+    if (doorbell >= 0)
+        close(doorbell);
+    doorbell = -1;
+    fdr__route_id = 0;
+    fdr__route_gen = 0;
     uint32_t n = count;
     for (uint32_t i = 0; i < n; i++) {
         munmap(all[i]->hdr, all[i]->geom.size);

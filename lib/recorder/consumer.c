@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "common/committed.h"
+#include "common/drain.h"
 #include "common/format.h"
 #include "common/io.h"
 #include "common/iter.h"
@@ -134,14 +135,6 @@ static int ensure_metadata(void)
     return 0;
 }
 
-int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body)
-{
-    uint64_t bytes = hdr->content_size / 8;
-    hdr->packet_size = hdr->content_size;
-    struct iovec iov[2] = {{hdr, sizeof *hdr}, {(char *)body, bytes - sizeof *hdr}};
-    return fdr__writev_full(fd, iov, 2);
-}
-
 /* Packets and ring headers found corrupt (principle 6): skipped, counted,
  * and reported once. */
 static struct fdr__skips skips, warned; /* under pass_lock */
@@ -152,63 +145,19 @@ static void skipped(int ring, uint64_t packets)
     skips.packets += packets;
 }
 
-/* Number of events in a checked packet (content `bytes`, header included);
- * stops at the first that does not parse. */
-static uint64_t count_events(const char *pkt, uint64_t bytes)
+/* The classes of this process (the registry), for counting events. */
+static struct fdr__classes classes_now(void)
 {
     struct fdr__classes t;
     fdr__registry_classes(&t);
-    struct fdr__iter it;
-    struct fdr__event ev;
-    uint64_t n = 0;
-    fdr__iter_init(&it, pkt, bytes, &t);
-    while (fdr__iter_next(&it, &ev) > 0)
-        n++;
-    return n;
+    return t;
 }
 
-/* Cuts stream file fd back to its last whole packet (h->out_bytes). */
-static void cut(int fd, const struct fdr__buf_hdr *h)
-{
-    off_t at = (off_t)__atomic_load_n(&h->out_bytes, __ATOMIC_RELAXED);
-    if (ftruncate(fd, at) == 0)
-        lseek(fd, at, SEEK_SET);
-}
-
-/* Appends the packet of sequence seq of ring h (geometry g) to stream file
- * fd and adds the bytes appended to *grown (the caller adds them to
- * h->out_bytes after storing `consumed`: helper_stream relies on that
- * order). See the file comment for what a write error does. The packet is
- * checked first, as buffers are not trusted (principle 6): a corrupt one is
- * skipped, and 1 is returned. Otherwise 0, or the write's -errno. Used by
- * the consumer and the drain helper. */
 static int put_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                       uint64_t seq, uint64_t *grown)
 {
-    struct fdr__pkt hdr, orig;
-    const char *slot = fdr__ring_slot(h, g, seq);
-    if (fdr__pkt_check(slot, g, seq, &orig) < 0)
-        return 1;
-    hdr = orig;
-    uint64_t lost = h->out_lost;
-    hdr.discarded += lost;
-    int r = fdr__packet_write(fd, &hdr, slot + sizeof hdr);
-    if (r == 0) {
-        *grown = hdr.packet_size / 8;
-        return 0;
-    }
-    cut(fd, h);
-    lost += count_events(slot, orig.content_size / 8);
-    h->out_lost = lost;
-    /* The same packet without its events, to carry the count now. */
-    hdr = orig;
-    hdr.discarded += lost;
-    hdr.content_size = sizeof hdr * 8;
-    if (fdr__packet_write(fd, &hdr, NULL) == 0)
-        *grown = sizeof hdr;
-    else
-        cut(fd, h);
-    return r;
+    struct fdr__classes t = classes_now();
+    return fdr__drain_packet(fd, h, g, seq, &t, grown);
 }
 
 static int stream_name(char *out, uint32_t index)
@@ -420,67 +369,15 @@ static int helper_receive(int sock)
 }
 
 /* The open packet of a dead writer (its thread was killed in the middle
- * of it): written up to its last committed event, found from the packet's
- * tail alone (common/committed.h), closed here with the size of what is
- * committed and the time of its last event, then followed, if events were
- * discarded after it was opened, by a header-only packet that reports
- * them (as fdr__writer_carry_discards would have). Returns 1 when the
- * stream file grew. `produced` is the count of closed packets written
- * before: the open packet must be the next one. */
+ * of it): common/drain.h. */
 static int helper_open_packet(int fd, struct fdr__buf_hdr *h,
                               const struct fdr__ring_geom *g, uint64_t produced)
 {
-    struct fdr__open_packet op;
-    struct fdr__pkt hdr;
-    if (fdr__committed(h, g->size, &op) != 1 || op.seq != produced ||
-        op.offset != (size_t)(fdr__ring_slot(h, g, op.seq) - (const char *)h))
-        return 0;
-    const char *slot = (const char *)h + op.offset;
-    if (fdr__pkt_check(slot, g, op.seq, &hdr) < 0) {
+    struct fdr__classes t = classes_now();
+    int r = fdr__drain_open_packet(fd, h, g, produced, &t);
+    if (r < 0)
         skipped(0, 1);
-        return 0;
-    }
-    /* The events below the committed position, up to the last one that
-     * parses (the bytes are untrusted like the rest of the ring). */
-    struct fdr__classes t;
-    struct fdr__iter it;
-    struct fdr__event ev;
-    uint64_t last = hdr.ts_begin;
-    size_t good = sizeof hdr;
-    fdr__registry_classes(&t);
-    fdr__iter_init(&it, slot, op.bytes, &t);
-    while (fdr__iter_next(&it, &ev) > 0) {
-        good = (size_t)(ev.payload + ev.len - slot);
-        if (ev.ts > last)
-            last = ev.ts;
-    }
-    uint64_t total =
-        h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED) + h->out_lost;
-    int grew = 0;
-    if (good > sizeof hdr) {
-        hdr.ts_end = last;
-        hdr.content_size = (uint64_t)good * 8;
-        hdr.discarded += h->out_lost;
-        if (fdr__packet_write(fd, &hdr, slot + sizeof hdr) < 0) {
-            cut(fd, h);
-            return 0;
-        }
-        h->out_bytes += good;
-        hdr.seq++;
-        grew = 1;
-    }
-    if (total > hdr.discarded && (hdr.seq > 0 || grew)) {
-        /* Never as the stream's first packet, which must say 0. */
-        hdr.ts_begin = hdr.ts_end = last;
-        hdr.content_size = sizeof hdr * 8;
-        hdr.discarded = total;
-        if (fdr__packet_write(fd, &hdr, NULL) < 0)
-            cut(fd, h);
-        else
-            h->out_bytes += sizeof hdr;
-        grew = 1;
-    }
-    return grew;
+    return r > 0;
 }
 
 /* Finishes stream file <index> of a dead program: whole packets only, then
@@ -516,7 +413,7 @@ static void helper_stream(uint32_t index, struct fdr__buf_hdr *h, uint64_t mappe
         at.packet_size / 8 >= sizeof at &&
         h->out_bytes + at.packet_size / 8 <= (uint64_t)st.st_size)
         h->out_bytes += at.packet_size / 8;
-    cut(fd, h);
+    fdr__drain_cut(fd, h);
     if (fdr__registry_generation() == __atomic_load_n(disk_gen, __ATOMIC_ACQUIRE) ||
         ensure_metadata() == 0) {
         for (; consumed < produced; consumed++) {

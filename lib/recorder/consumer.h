@@ -18,9 +18,5 @@ int fdr__consumer_prepare(void); /* creates FDR_OUTPUT/<name>-<pid>/ */
 /* A new buffer exists: hands it to the drain helper (consumer.c). */
 struct fdr__buf;
 void fdr__consumer_buffer_added(const struct fdr__buf *b);
-/* Writes one packet, trimmed to its content: hdr is a checked copy of the
- * packet's header (common/validate.h; packet_size is changed), body the
- * bytes after it. 0 or -errno. Async-signal-safe. */
-int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body);
 
 #endif

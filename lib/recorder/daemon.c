@@ -28,9 +28,18 @@
  * fdrd does not take within a second is given up as a lost connection: a
  * stuck fdrd costs the program one sleeping thread, nothing else.
  *
+ *   - it hands fdrd the class table (CLASSES: its sealed memfd, the
+ *     clock and the trace uuid), from which fdrd writes the metadata;
+ *   - when fdrd sends a ROUTE (a started trace), it installs the trace's
+ *     event selection, sets the route and pulls every thread's `end`
+ *     down, so that each thread moves itself to a ring of the route at its
+ *     next event (writer.c); it maps the rings fdrd sends (BUFFER), and
+ *     asks for more (NEED_BUFFERS) when buffer.c says they run low. When
+ *     the trace stops, or fdrd goes away, the route is dropped and every
+ *     thread goes back to its own rings (the flight recorder).
+ *
  * A forked child closes its copy of the connection (fork_child in init.c
- * calls fdr__daemon_forget): the parent's registration is the parent's.
- * Buffers from fdrd come next (docs/daemon.md, "What comes next"). */
+ * calls fdr__daemon_forget): the parent's registration is the parent's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -47,16 +56,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/pattern.h"
 #include "proto/proto.h"
+#include "recorder/buffer.h"
+#include "recorder/clock.h"
 #include "recorder/config.h"
 #include "recorder/daemon.h"
 #include "recorder/provider.h"
+#include "recorder/registry.h"
+#include "recorder/writer.h"
 
 static int wake_fd = -1; /* eventfd: the providers changed */
 static int sock_fd = -1; /* the connection, -1 when none; the thread's */
 static int started;      /* the thread exists (not in a forked child) */
 static char sock_path[sizeof((struct sockaddr_un *)0)->sun_path];
 static uint32_t seq;
+static uint32_t route;     /* the route fdrd gave, 0 for none; the thread's */
+static uint32_t need_more; /* set by buffer.c's low hook (atomic) */
+#define ROUTE_RINGS 4      /* rings asked for at a time */
 
 /* What fdrd knows of our providers: the identity sent per slot and the
  * handle it answered (0: no answer yet). */
@@ -78,13 +95,56 @@ static int send_msg(void *msg, size_t len, unsigned type, uint32_t s)
     return fdr__proto_send(sock_fd, msg, len, NULL, 0);
 }
 
+/* Sets the route (0: none) and its selection; every thread moves. */
+static void set_route(uint32_t r, struct fdr__rules *rules)
+{
+    if (!r && !route)
+        return;
+    route = r;
+    fdr__registry_set_rules(FDR__RULES_ROUTE, rules);
+    pthread_mutex_lock(&fdr__writers_lock);
+    fdr__buf_set_route(r);
+    fdr__writers_reroute();
+    pthread_mutex_unlock(&fdr__writers_lock);
+    debug(r ? "recording into an fdrd trace" : "recording alone again");
+}
+
 static void drop_connection(void)
 {
+    set_route(0, NULL);
     if (sock_fd >= 0)
         close(sock_fd);
     __atomic_store_n(&sock_fd, -1, __ATOMIC_RELAXED);
     memset(sent, 0, sizeof sent);
     memset(handle, 0, sizeof handle);
+}
+
+/* Hands fdrd the class table, from which it writes our metadata. */
+static int send_classes(void)
+{
+    uint64_t size;
+    int fd = fdr__registry_share(&size);
+    if (fd < 0)
+        return 0; /* no memfd: fdrd cannot write our traces */
+    struct fdr__msg_classes m;
+    memset(&m, 0, sizeof m);
+    struct fdr__clock_params clk;
+    struct fdr__line_clock line;
+    fdr__clock_params(&clk);
+    fdr__clock_line(&line);
+    m.size = size;
+    m.clock_freq = clk.freq;
+    m.clock_offset_s = clk.offset_s;
+    m.clock_offset = clk.offset;
+    m.line_start = line.start;
+    m.line_freq = line.freq;
+    memcpy(m.uuid, fdr__trace_uuid, sizeof m.uuid);
+    fdr__proto_init(&m, sizeof m, FDR__MSG_CLASSES, ++seq);
+    if (fdr__proto_send(sock_fd, &m, sizeof m, &fd, 1) < 0) {
+        drop_connection();
+        return -1;
+    }
+    return 0;
 }
 
 /* Connects and registers the process; 0, or -1 (no connection). */
@@ -127,7 +187,7 @@ static int connect_and_register(void)
         return -1;
     }
     debug("registered");
-    return 0;
+    return send_classes();
 }
 
 /* Brings fdrd's view of our providers up to date. */
@@ -185,9 +245,47 @@ static int read_reply(void)
         return 0;
     if (n <= 0)
         return -1;
-    fdr__proto_close_fds(fds, nfds); /* none is expected yet */
-    if (fdr__proto_check(buf, (size_t)n, nfds, NULL, 0) < 0)
+    if (fdr__proto_check(buf, (size_t)n, nfds, NULL, 0) < 0) {
+        fdr__proto_close_fds(fds, nfds);
         return -1;
+    }
+    const struct fdr__msg_hdr *mh = (const void *)buf;
+    if (mh->type == FDR__MSG_BUFFER) {
+        const struct fdr__msg_buffer *b = (const void *)buf;
+        if (b->kind == FDR__BUFFER_DOORBELL)
+            fdr__buf_set_doorbell(fds[0]);
+        else if (b->kind == FDR__BUFFER_RING && b->route >= route && b->route)
+            fdr__buf_adopt(fds[0], b->size, b->route);
+        else
+            close(fds[0]); /* a ring of a route that ended */
+        return 0;
+    }
+    fdr__proto_close_fds(fds, nfds); /* no other message carries one */
+    if (mh->type == FDR__MSG_ROUTE) {
+        const struct fdr__msg_route *m = (const void *)buf;
+        struct fdr__rules *rules = NULL;
+        if (m->active && m->route == 0)
+            return -1; /* routes are numbered from 1 */
+        if (m->active) {
+            /* The items were checked by fdrd; parse them all the same. */
+            char spec[FDR_PROTO_ITEMS_CAP + FDR_PROTO_ITEMS_MAX];
+            size_t k = 0;
+            for (const char *it = m->items; it < m->items + m->len;
+                 it += strlen(it) + 1) {
+                size_t l = strlen(it);
+                if (k)
+                    spec[k++] = ',';
+                memcpy(spec + k, it, l);
+                k += l;
+            }
+            spec[k] = 0;
+            if (fdr__rules_parse_flags(spec, "fdrd", FDR__RULES_NO_FILES, NULL, NULL,
+                                       &rules) < 0)
+                return -1;
+        }
+        set_route(m->active ? m->route : 0, rules);
+        return 0;
+    }
     const struct fdr__msg_reply *r = (const void *)buf;
     if (r->h.type == FDR__MSG_REPLY && r->h.seq >= SEQ_PROVIDER &&
         r->h.seq < SEQ_PROVIDER + FDR_PROVIDER_MAX && r->h.status == 0)
@@ -232,9 +330,30 @@ static void *client_main(void *arg)
             ssize_t k = read(wake_fd, &v, sizeof v);
             (void)k;
             sync_providers();
+            if (__atomic_exchange_n(&need_more, 0, __ATOMIC_ACQ_REL) && route &&
+                sock_fd >= 0) {
+                struct fdr__msg_need_buffers nb;
+                memset(&nb, 0, sizeof nb);
+                nb.route = route;
+                nb.count = ROUTE_RINGS;
+                if (send_msg(&nb, sizeof nb, FDR__MSG_NEED_BUFFERS, ++seq) < 0) {
+                    drop_connection();
+                    debug("fdrd went away; looking for it again");
+                }
+            }
         }
     }
     return NULL;
+}
+
+/* buffer.c: the route's free rings run low (route lock held: only wake). */
+static void rings_low(void)
+{
+    if (!__atomic_exchange_n(&need_more, 1, __ATOMIC_ACQ_REL) && wake_fd >= 0) {
+        uint64_t one = 1;
+        ssize_t k = write(wake_fd, &one, sizeof one);
+        (void)k;
+    }
 }
 
 static void providers_changed(void)
@@ -278,6 +397,7 @@ void fdr__daemon_start(void)
     }
     pthread_setname_np(t, "fdr-daemon");
     fdr__provider_changed_hook = providers_changed;
+    fdr__buf_low_hook = rings_low;
     started = 1;
 }
 

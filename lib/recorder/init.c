@@ -138,10 +138,13 @@ static void fork_prepare(void)
     fdr__provider_fork(FDR__FORK_PREPARE);
     fdr__registry_lock();
     pthread_mutex_lock(&fdr__writers_lock);
+    fdr__buf_route_lock();
 }
 
 static void fork_release(enum fdr__fork_phase ph)
 {
+    if (ph == FDR__FORK_PARENT)
+        fdr__buf_route_unlock(); /* the child's is made anew (buffer.c) */
     pthread_mutex_unlock(&fdr__writers_lock);
     fdr__registry_unlock();
     fdr__provider_fork(ph);

@@ -25,7 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "fdr/fdr.h"
 #include "common/format.h"
@@ -33,20 +35,12 @@
 #include "recorder/config.h"
 #include "recorder/registry.h"
 
-#define POOL_SIZE (16u << 20)
-
-struct region {
-    uint32_t magic;
-    uint32_t n_classes;
-    uint32_t pool_used;
-    uint32_t pad;
-    uint64_t generation;
-    struct fdr__class classes[FDR__MAX_CLASSES];
-    char pool[POOL_SIZE];
-};
+#define POOL_SIZE FDR__CLASS_POOL_SIZE
+#define region fdr__class_table
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct region *reg;
+static int reg_fd = -1; /* its memfd, sealed: fdrd maps it (daemon.c) */
 
 /* Process-local: every known site, for state updates. */
 static struct fdr__site **sites;
@@ -62,6 +56,10 @@ static const void *ranges[256];
 static size_t n_ranges;
 
 static struct fdr__rules *record_rules, *print_rules;
+/* The selection of the fdrd trace the process records into (daemon.c):
+ * while set, it decides what is recorded instead of record_rules. */
+static struct fdr__rules *route_rules;
+static int route_default;
 /* What the recording rules decide for an event no item matches: all events
  * are recorded when FDR_EVENTS is unset or empty or starts with a '-' item
  * ("-net:rx": all but net:rx); "net:*" records only what it names. */
@@ -82,16 +80,30 @@ void fdr__registry_init(void)
     if (reg)
         return;
     /* Shared, so that the drain helper (consumer.c) sees classes added
-     * after it was cloned; a forked child takes a private copy. */
-    void *p = mmap(NULL, sizeof(struct region), PROT_READ | PROT_WRITE,
-                   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+     * after it was cloned, and in a memfd whose size is sealed, so that
+     * fdrd can map it and read it without fearing a SIGBUS (daemon.c); a
+     * forked child takes a private copy. */
+    size_t size = sizeof(struct region);
+    int fd = memfd_create("fdr-classes", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd >= 0 &&
+        (ftruncate(fd, (off_t)size) < 0 ||
+         fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)) {
+        close(fd);
+        fd = -1;
+    }
+    void *p =
+        mmap(NULL, size, PROT_READ | PROT_WRITE,
+             fd >= 0 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, fd, 0);
     if (p == MAP_FAILED) {
+        if (fd >= 0)
+            close(fd);
         fdr__warn("cannot map the event registry; tracing is off");
         return;
     }
     reg = p;
-    reg->magic = 0x46445252; /* "FDRR" */
-    reg->pool_used = 1;      /* offset 0 is "" */
+    reg_fd = fd;
+    reg->magic = FDR__CLASS_TABLE_MAGIC;
+    reg->pool_used = 1; /* offset 0 is "" */
 }
 
 void fdr__registry_fork_child(void)
@@ -107,6 +119,15 @@ void fdr__registry_fork_child(void)
     memcpy(p->pool, reg->pool, reg->pool_used);
     munmap(reg, sizeof(struct region));
     reg = p;
+    if (reg_fd >= 0)
+        close(reg_fd);
+    reg_fd = -1;
+}
+
+int fdr__registry_share(uint64_t *size)
+{
+    *size = sizeof(struct region);
+    return reg_fd;
 }
 
 /* The pool is mapped zeroed, so every offset below POOL_SIZE starts a
@@ -284,10 +305,12 @@ static uint16_t class_for(const struct fdr__site *s)
 
 static uint8_t compute_state(const struct fdr__site *s)
 {
-    int rec = record_rules ? fdr__rules_match(record_rules, s->provider, s->event) : -1;
+    struct fdr__rules *rr = route_rules ? route_rules : record_rules;
+    int rdef = route_rules ? route_default : record_default;
+    int rec = rr ? fdr__rules_match(rr, s->provider, s->event) : -1;
     int pr = print_rules ? fdr__rules_match(print_rules, s->provider, s->event) : -1;
     uint8_t st = 0;
-    if (rec == 1 || (rec == -1 && record_default))
+    if (rec == 1 || (rec == -1 && rdef))
         st |= FDR__S_RECORD;
     if (pr == 1)
         st |= FDR__S_PRINT;
@@ -392,16 +415,19 @@ int fdr__guard_check(struct fdr__site *s)
 }
 
 /* Replaces one rule list (takes ownership of r) and recomputes every site. */
-void fdr__registry_set_rules(int print, struct fdr__rules *r)
+void fdr__registry_set_rules(int which, struct fdr__rules *r)
 {
     pthread_mutex_lock(&lock);
-    struct fdr__rules **slot = print ? &print_rules : &record_rules;
+    struct fdr__rules **slot = which == FDR__RULES_PRINT   ? &print_rules
+                               : which == FDR__RULES_ROUTE ? &route_rules
+                                                           : &record_rules;
     struct fdr__rules *old = *slot;
     *slot = r;
-    if (!print) {
+    if (which != FDR__RULES_PRINT) {
         int on = 0;
-        record_default = fdr__rules_count(r) == 0 ||
-                         (fdr__rules_rule(r, 0, NULL, NULL, &on) == 0 && !on);
+        int def = fdr__rules_count(r) == 0 ||
+                  (fdr__rules_rule(r, 0, NULL, NULL, &on) == 0 && !on);
+        *(which == FDR__RULES_ROUTE ? &route_default : &record_default) = def;
     }
     for (size_t i = 0; i < n_sites; i++)
         set_state(sites[i]);

@@ -25,7 +25,14 @@ void fdr__site_register(struct fdr__site *s);
 int fdr__registry_add_sites(struct fdr__site *const *begin, struct fdr__site *const *end);
 void fdr__registry_lock(void);
 void fdr__registry_unlock(void);
-void fdr__registry_set_rules(int print, struct fdr__rules *r);
+/* Replaces a rule list (takes ownership of r; NULL: none) and recomputes
+ * every site. ROUTE is an fdrd trace's selection, which while set decides
+ * what is recorded instead of RECORD (FDR_EVENTS). */
+enum { FDR__RULES_RECORD = 0, FDR__RULES_PRINT = 1, FDR__RULES_ROUTE = 2 };
+void fdr__registry_set_rules(int which, struct fdr__rules *r);
+/* The class table's sealed memfd (fdrd maps it) and its size; -1 when the
+ * table is not in one. */
+int fdr__registry_share(uint64_t *size);
 void fdr__registry_each(void (*fn)(void *arg, const struct fdr__site *s, uint8_t state),
                         void *arg);
 

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "fdr/fdr.h"
+#include "common/drain.h"
 #include "common/format.h"
 #include "common/signal.h"
 #include "common/validate.h"

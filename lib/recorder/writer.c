@@ -26,6 +26,12 @@
  * discarded count, then publishes it with a release store of `produced`
  * (the consumer's acquire load pairs with it).
  *
+ * When fdrd gives the process a route (a trace to record into, daemon.c),
+ * each thread moves itself: fdr__writers_reroute pulls every `end` down,
+ * and the next event of each thread, in the slow path, closes its packet
+ * and takes a ring of the route (or its own ring back). No thread ever
+ * writes into another's ring, and no test is added to the fast path.
+ *
  * At thread exit (a pthread key destructor) the open packet is closed and
  * the buffer goes back to the pool: ten thousand short threads reuse a
  * handful of buffers. */
@@ -106,7 +112,8 @@ static struct fdr__writer *writer_create(struct fdr__thread *t)
     w->tid = fdr__gettid();
     w->user_enabled = 1;
     pthread_mutex_lock(&fdr__writers_lock);
-    w->buf = fdr__buf_get();
+    w->buf = w->local = fdr__buf_get();
+    w->route_gen = 0; /* != fdr__route_gen once a route was set: moves at once */
     if (!w->buf) {
         pthread_mutex_unlock(&fdr__writers_lock);
         free(w);
@@ -180,8 +187,28 @@ static void set_end(struct fdr__thread *t, char *tail)
 {
     __atomic_store_n(&t->end, tail, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&t->enabled, __ATOMIC_RELAXED) != 1)
+    /* The same for a change of route (fdr__writers_reroute stores the
+     * generation, then a fence, then pulls `end` down). */
+    if (__atomic_load_n(&t->enabled, __ATOMIC_RELAXED) != 1 ||
+        (t->writer && ((struct fdr__writer *)t->writer)->route_gen !=
+                          __atomic_load_n(&fdr__route_gen, __ATOMIC_RELAXED)))
         __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
+}
+
+void fdr__writers_reroute(void)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with set_end's */
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+        __atomic_store_n(&w->self->end, (char *)NULL, __ATOMIC_RELAXED);
+}
+
+/* Wakes whoever writes this ring out: fdrd for a routed ring. */
+static void kick(const struct fdr__writer *w)
+{
+    if (w->buf->route)
+        fdr__buf_ring_bell();
+    else
+        fdr__writer_hooks.kick();
 }
 
 static void publish(struct fdr__buf_hdr *h, const struct fdr__pkt *p)
@@ -203,7 +230,7 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
 {
     struct fdr__buf_hdr *h = w->buf->hdr;
     if (ring_full(h)) {
-        fdr__writer_hooks.kick();
+        kick(w);
         return -ENOSPC;
     }
     uint64_t discarded = discarded_total(h);
@@ -251,7 +278,7 @@ static void close_packet(struct fdr__writer *w, uint64_t now, int even_empty)
     if (h->mode == FDR__MODE_DISCARD &&
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_RELAXED)) * 2 >=
             h->n_packets)
-        fdr__writer_hooks.kick();
+        kick(w);
 }
 
 void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now)
@@ -278,6 +305,29 @@ int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now)
     return fdr__writer_carry_discards(&w, now);
 }
 
+/* Moves w to the ring of the current route (buffer.c), or back to its own
+ * ring: its thread only, in the slow path. The packet in the ring it
+ * leaves is closed; a routed ring goes back to the route's free list (or
+ * is unmapped when its route has ended: fdrd has its own mapping). With
+ * no free ring of the route, the thread stays on its own ring until its
+ * next slow path (fdrd is asked for more). */
+static void reroute(struct fdr__writer *w, uint64_t now)
+{
+    uint32_t gen = __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE);
+    uint32_t route = __atomic_load_n(&fdr__route_id, __ATOMIC_ACQUIRE);
+    close_packet(w, now, 0);
+    /* No writers lock here: a controller holding it may be waiting for
+     * this thread to leave its section. The routed rings' lock is a leaf. */
+    struct fdr__buf *next = NULL;
+    if (route)
+        next = w->buf->route == route ? w->buf : fdr__buf_get_routed();
+    if (w->buf != w->local && w->buf != next)
+        fdr__buf_put_routed(w->buf);
+    w->buf = next ? next : w->local;
+    w->route_gen = gen;
+    w->route_wanting = route && !next; /* try again at the next packet */
+}
+
 /* Finds room for `total` bytes in the current packet, switching packets if
  * needed. Returns the write position (and in *tail the packet's tail) or
  * NULL (event discarded). `end` may have been pulled down while the packet
@@ -298,6 +348,8 @@ static char *make_room(struct fdr__writer *w, size_t total, uint64_t now, char *
         }
         fdr__writer_close_packet(w, now);
     }
+    if (w->route_wanting)
+        reroute(w, now);
     if (open_packet(w, now) < 0)
         return NULL;
     *tail = tail_of(w);
@@ -363,6 +415,8 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
     size_t total = payload + FDR__EVENT_HEADER_SIZE;
     uint64_t now = fdr__now();
     char *p;
+    if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE))
+        reroute(w, now);
     if (st & FDR__S_RECORD) {
         p = make_room(w, total, now, tail);
         if (!p) {
@@ -454,7 +508,8 @@ static void thread_exit(void)
      * fill it before the consumer runs, and lose events. The acquire pairs
      * with the release store of `consumed` in the consumer. */
     struct fdr__buf_hdr *h = w->buf->hdr;
-    if (h->mode == FDR__MODE_DISCARD &&
+    int own = !w->buf->route; /* a routed ring: fdrd writes it out */
+    if (own && h->mode == FDR__MODE_DISCARD &&
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE)) * 2 >=
             h->n_packets) {
         pthread_mutex_unlock(&fdr__writers_lock);
@@ -467,7 +522,7 @@ static void thread_exit(void)
     for (int i = 0; i < 100 && fdr__writer_carry_discards(w, fdr__now()) == -ENOSPC;
          i++) {
         pthread_mutex_unlock(&fdr__writers_lock);
-        fdr__writer_hooks.kick();
+        kick(w);
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
         pthread_mutex_lock(&fdr__writers_lock);
@@ -478,7 +533,9 @@ static void thread_exit(void)
         fdr__writers = w->next;
     if (w->next)
         w->next->prev = w->prev;
-    fdr__buf_put(w->buf);
+    if (w->buf != w->local)
+        fdr__buf_put_routed(w->buf);
+    fdr__buf_put(w->local);
     t->writer = NULL;
     __atomic_store_n(&t->enabled, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&fdr__writers_lock);

@@ -18,10 +18,18 @@ struct fdr__writer {
     struct fdr__pkt *pkt; /* current packet, NULL when none is open */
     pid_t tid;
     struct fdr__writer *next, *prev;
-    uint32_t user_enabled; /* fdr_thread_set_tracing_enabled; under the lock */
-    uint32_t barrier_ack;  /* section.c signal barrier: last round answered */
-    uint32_t out_seen;     /* section.c: last wait round it was seen out */
+    uint32_t user_enabled;  /* fdr_thread_set_tracing_enabled; under the lock */
+    uint32_t barrier_ack;   /* section.c signal barrier: last round answered */
+    uint32_t out_seen;      /* section.c: last wait round it was seen out */
+    struct fdr__buf *local; /* its own ring; buf is this or a routed one */
+    uint32_t route_gen;     /* fdr__route_gen when it last chose its ring */
+    int route_wanting;      /* routed, but no ring of the route was free */
 };
+
+/* The route changed (buffer.c, fdr__buf_set_route, done by the caller
+ * under the writers lock): every writer's next event takes the slow path,
+ * which moves it to the new route's ring. Writers lock held. */
+void fdr__writers_reroute(void);
 
 extern pthread_mutex_t fdr__writers_lock;
 extern struct fdr__writer *fdr__writers; /* list, under the lock */

@@ -62,3 +62,13 @@ add_test(NAME fdr-session-libfdr
                  $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
                  ${_ses_out}/libfdr $<TARGET_FILE:session-prog>)
 set_tests_properties(fdr-session-libfdr PROPERTIES TIMEOUT 300)
+
+# fdr-daemon-collect: fdrd gives programs their rings (sealed memfds) and
+# writes them out: one trace selecting ses:tick, three programs (exit,
+# SIGKILL, exit after destroy); per thread recorded + discarded == emitted
+# exactly (bt2); a flight-recorder trace written at destroy.
+add_test(NAME fdr-daemon-collect
+         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-collect.py
+                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                 ${_ses_out}/collect $<TARGET_FILE:session-prog>)
+set_tests_properties(fdr-daemon-collect PROPERTIES TIMEOUT 300)

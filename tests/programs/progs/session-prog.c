@@ -11,18 +11,45 @@
  *       two threads record events without pause; prints "ready" once both
  *       have; at end of input prints "events N" and exits 0
  *   session-prog start
- *       prints "main" first thing, records one event, exits 0 */
+ *       prints "main" first thing, records one event, exits 0
+ *   session-prog go THREADS N [kill]
+ *       starts THREADS threads (at most 16); at the line "go" on stdin
+ *       each records, in this order, N events: ses:tick (t, n = 0..N-1),
+ *       and every 10th of them also ses:rare (t, n); then prints "done"
+ *       and exits 0 at end of input; with "kill", the threads do not end
+ *       (their packets stay open): once all are done it prints "done" and
+ *       waits to be killed */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <fdr/fdr.h>
 
 static int stop;
 static uint64_t counts[2];
+
+static int go, go_hold, go_done;
+static unsigned long go_n;
+
+static void *go_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
+        ;
+    for (unsigned long n = 0; n < go_n; n++) {
+        fdr_trace(ses, tick, "t=%d n=%lu", t, n);
+        if (n % 10 == 0)
+            fdr_trace(ses, rare, "t=%d n=%lu", t, n);
+    }
+    __atomic_fetch_add(&go_done, 1, __ATOMIC_RELEASE);
+    while (go_hold) /* its packet stays open: to be killed so */
+        pause();
+    return NULL;
+}
 
 static void *spin(void *arg)
 {
@@ -79,6 +106,34 @@ int main(int argc, char **argv)
         printf("events %llu\n", (unsigned long long)(counts[0] + counts[1]));
         return 0;
     }
-    fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start\n");
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "go") == 0) {
+        int nt = atoi(argv[2]);
+        go_n = strtoul(argv[3], NULL, 10);
+        pthread_t th[16];
+        if (nt < 1 || nt > 16)
+            return 2;
+        go_hold = argc == 5;
+        for (int t = 0; t < nt; t++)
+            pthread_create(&th[t], NULL, go_thread, (void *)(intptr_t)t);
+        if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+            return 4;
+        __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+        if (go_hold)
+            while (__atomic_load_n(&go_done, __ATOMIC_ACQUIRE) < nt)
+                usleep(1000);
+        else
+            for (int t = 0; t < nt; t++)
+                pthread_join(th[t], NULL);
+        puts("done");
+        fflush(stdout);
+        if (argc == 5)
+            for (;;)
+                pause();
+        while (fgets(line, sizeof line, stdin))
+            ;
+        return 0;
+    }
+    fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
+                    "go THREADS N [kill]\n");
     return 2;
 }

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/* collect.c - fdrd's data plane: rings for processes, packets to disk.
+ *
+ * A process that registered and sent its class table (CLASSES) is routed
+ * into a started trace: fdrd sends it a ROUTE (a number, and the trace's
+ * event selection), the trace's doorbell (an eventfd), and rings (BUFFER),
+ * more when it asks (NEED_BUFFERS), up to FDRD_ROUTE_RINGS_MAX. Each ring
+ * is a memfd that fdrd creates, sizes, seals (no shrink, no grow: the
+ * process cannot make fdrd's mapping fault) and keeps mapped; its header
+ * (common/ring.h) is written here, so the geometry fdrd reads by is its
+ * own, never the process's. Each thread of the process takes one ring
+ * (writer.c) and writes packets into it exactly as into its own.
+ *
+ * fdrd writes them out like libfdr's consumer (common/drain.h, the same
+ * code): packets [consumed, produced) to
+ *     <trace outdir>/<process name>-<pid>/stream_<ring>
+ * after making sure the metadata there (written from the process's class
+ * table, common/tsdl.h) knows every class; then `consumed` is stored for
+ * the writer. Discard-mode traces are written as they fill (the doorbell,
+ * and every 100 ms); flight-recorder and snapshot traces keep their rings
+ * and are written at their end. The end of a route: its trace destroyed,
+ * or the process gone however it ended (SIGKILL too: the socket hangs up).
+ * Then the open packet of every ring is written too, up to its last
+ * committed event (common/committed.h): nothing committed is lost.
+ *
+ * Untrusted: the process may scribble on its rings. Every packet is
+ * checked (common/validate.h) and a bad one skipped; positions are read
+ * once and bounded; the stream file's length and lost count are fdrd's own
+ * (struct fdrd_ring), copied into the shared header only for the call that
+ * uses them.
+ *
+ * One trace per process at a time: a process records into the first
+ * started trace it finds; when that one stops it moves to the next
+ * started one. (Several at once, one ring per thread per trace, is the
+ * next step: docs/daemon.md.) */
+#define _GNU_SOURCE
+#include "collect.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "common/classes.h"
+#include "common/committed.h"
+#include "common/drain.h"
+#include "common/tracedir.h"
+#include "common/tsdl.h"
+#include "fdr/version.h"
+#include "log.h"
+#include "server.h"
+
+struct fdrd_ring {
+    struct fdr__buf_hdr *h; /* fdrd's mapping */
+    struct fdr__ring_geom g;
+    int out_fd;
+    uint64_t out_bytes, out_lost;
+};
+
+struct fdrd_route {
+    struct fdrd_route *next;
+    uint32_t id, trace_id, mode;
+    char outdir[FDR_PROTO_PATH_CAP];
+    int dir_fd;      /* <outdir>/<name>-<pid>, -1 until the first write */
+    uint32_t meta_n; /* classes the metadata on disk knows */
+    int failed;      /* a write error was logged */
+    unsigned nrings;
+    struct fdrd_ring rings[FDRD_ROUTE_RINGS_MAX];
+};
+
+static uint32_t last_route;
+
+static struct fdrd_trace *trace_by_id(struct fdrd_server *s, uint32_t id)
+{
+    for (unsigned i = 0; i < s->traces.n; i++)
+        if (s->traces.t[i]->id == id)
+            return s->traces.t[i];
+    return NULL;
+}
+
+/* ---- rings ----------------------------------------------------------------- */
+
+/* Makes ring k of route r; its memfd in *fd. 0 or -1. */
+static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
+{
+    struct fdrd_ring *ring = &r->rings[r->nrings];
+    uint32_t n = (uint32_t)(t->buffer_size / t->packet_size);
+    uint64_t size = FDR__BUF_HEADER + (uint64_t)n * t->packet_size;
+    int m = memfd_create("fdrd-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (m < 0)
+        return -1;
+    if (ftruncate(m, (off_t)size) < 0 ||
+        fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+        close(m);
+        return -1;
+    }
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, m, 0);
+    if (p == MAP_FAILED) {
+        close(m);
+        return -1;
+    }
+    struct fdr__buf_hdr *h = p;
+    h->magic = FDR__BUF_MAGIC;
+    h->version = 1;
+    h->packet_size = (uint32_t)t->packet_size;
+    h->n_packets = n;
+    h->mode = t->mode == FDR__TRACE_DISCARD ? 0 : 1; /* FDR__MODE_* of libfdr */
+    h->index = r->nrings;
+    h->size = size;
+    ring->h = h;
+    ring->g = (struct fdr__ring_geom){(uint32_t)t->packet_size, n, r->nrings, size};
+    ring->out_fd = -1;
+    r->nrings++;
+    *fd = m;
+    return 0;
+}
+
+/* Sends up to `count` new rings of route r to c. */
+static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
+                       const struct fdrd_trace *t, unsigned count)
+{
+    for (unsigned i = 0; i < count && r->nrings < FDRD_ROUTE_RINGS_MAX; i++) {
+        int fd;
+        if (ring_make(r, t, &fd) < 0) {
+            fdrd_log("client %lu (pid %ld): no ring for trace %s: %s", c->id,
+                     (long)c->pid, t->name, strerror(errno));
+            return;
+        }
+        struct fdr__msg_buffer b;
+        memset(&b, 0, sizeof b);
+        b.trace = t->id;
+        b.kind = FDR__BUFFER_RING;
+        b.size = r->rings[r->nrings - 1].g.size;
+        b.route = r->id;
+        fdr__proto_init(&b, sizeof b, FDR__MSG_BUFFER, 0);
+        int rc = fdr__proto_send(c->fd, &b, sizeof b, &fd, 1);
+        close(fd);
+        if (rc < 0) {
+            /* Its socket is full: the process asks again later. */
+            struct fdrd_ring *ring = &r->rings[--r->nrings];
+            munmap(ring->h, ring->g.size);
+            return;
+        }
+    }
+}
+
+/* ---- writing out ---------------------------------------------------------- */
+
+struct meta_ctx {
+    const struct fdrd_client *c;
+    struct fdr__classes classes;
+    char buf[8192];
+};
+
+static int emit_metadata(int fd, void *arg)
+{
+    struct meta_ctx *x = arg;
+    const struct fdr__msg_classes *m = &x->c->col.params;
+    struct utsname un;
+    if (uname(&un) < 0)
+        snprintf(un.nodename, sizeof un.nodename, "unknown");
+    struct fdr__tsdl_params p = {
+        .clock_freq = m->clock_freq,
+        .clock_offset_s = m->clock_offset_s,
+        .clock_offset = m->clock_offset,
+        .clock_desc = "the process's clock (libfdr), as it described it to fdrd",
+        .pid = (long)x->c->pid,
+        .procname = x->c->info.name,
+        .hostname = un.nodename,
+        .version = {FDR_VERSION_MAJOR, FDR_VERSION_MINOR, FDR_VERSION_PATCH},
+        .version_string = FDR_VERSION_STRING,
+        .classes = &x->classes,
+    };
+    memcpy(p.uuid, m->uuid, sizeof p.uuid);
+    return fdr__tsdl_emit(fd, x->buf, sizeof x->buf, &p);
+}
+
+static int emit_classes(int fd, void *arg)
+{
+    struct meta_ctx *x = arg;
+    struct fdr__line_clock k = {x->c->col.params.line_start, x->c->col.params.line_freq};
+    return fdr__classes_emit(fd, x->buf, sizeof x->buf, &x->classes, &k);
+}
+
+static void route_error(const struct fdrd_client *c, struct fdrd_route *r,
+                        const char *what, int err)
+{
+    if (!r->failed)
+        fdrd_log("trace output %s, process %ld: %s: %s", r->outdir, (long)c->pid, what,
+                 strerror(err));
+    r->failed = 1;
+}
+
+/* The directory of route r exists and its metadata knows every class the
+ * table has now (read before any packet: a class is in the table before
+ * any event of it is in a ring). 0 or -1. */
+static int ensure_dir(const struct fdrd_client *c, struct fdrd_route *r)
+{
+    if (r->dir_fd < 0) {
+        int top = fdr__tracedir_open_top(r->outdir);
+        if (top < 0) {
+            route_error(c, r, "output directory", -top);
+            return -1;
+        }
+        char name[FDR_PROTO_NAME_CAP + 32];
+        fdr__tracedir_name(name, sizeof name, c->info.name[0] ? c->info.name : "process",
+                           (unsigned long)c->pid);
+        r->dir_fd = fdr__tracedir_make(top, name);
+        close(top);
+        if (r->dir_fd < 0) {
+            route_error(c, r, name, -r->dir_fd);
+            r->dir_fd = -1;
+            return -1;
+        }
+    }
+    static struct meta_ctx x; /* one thread: 8 KiB not on the stack */
+    x.c = c;
+    if (fdr__classes_from_table(c->col.classes, c->col.classes_size, &x.classes) < 0)
+        return -1;
+    if (x.classes.n == r->meta_n && r->meta_n)
+        return 0;
+    /* The class file first: a reader that finds a class in the metadata
+     * finds it there too. */
+    int e = fdr__tracedir_replace(r->dir_fd, FDR__CLASSES_FILE, emit_classes, &x);
+    if (e == 0)
+        e = fdr__tracedir_replace(r->dir_fd, "metadata", emit_metadata, &x);
+    if (e < 0) {
+        route_error(c, r, "metadata", -e);
+        return -1;
+    }
+    r->meta_n = x.classes.n;
+    return 0;
+}
+
+/* Writes the closed packets of ring k; with `last`, the open one too and,
+ * in flight-recorder mode, only the newest that the ring still holds. */
+static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned k,
+                     int last)
+{
+    struct fdrd_ring *ring = &r->rings[k];
+    struct fdr__buf_hdr *h = ring->h;
+    const struct fdr__ring_geom *g = &ring->g;
+    /* Pairs with the writer's release store of `produced` (writer.c). */
+    uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+    uint64_t consumed = __atomic_load_n(&h->consumed, __ATOMIC_RELAXED);
+    if (produced == consumed && !last)
+        return;
+    struct fdr__open_packet op;
+    if (produced == 0 && ring->out_fd < 0 &&
+        (!last || fdr__committed(h, g->size, &op) != 1 ||
+         op.bytes <= sizeof(struct fdr__pkt)))
+        return; /* never used: no stream file */
+    if (consumed > produced || produced - consumed > g->n_packets)
+        consumed = produced > g->n_packets ? produced - g->n_packets : 0;
+    if (ensure_dir(c, r) < 0)
+        return;
+    if (ring->out_fd < 0) {
+        char name[32];
+        snprintf(name, sizeof name, "stream_%u", g->index);
+        ring->out_fd = fdr__tracedir_create(r->dir_fd, name);
+        if (ring->out_fd < 0) {
+            route_error(c, r, name, -ring->out_fd);
+            return;
+        }
+    }
+    struct fdr__classes t;
+    fdr__classes_from_table(c->col.classes, c->col.classes_size, &t);
+    /* The stream file's state is fdrd's: put in the shared header for the
+     * calls that read it, taken back right after. */
+    h->out_bytes = ring->out_bytes;
+    h->out_lost = ring->out_lost;
+    for (; consumed < produced; consumed++) {
+        uint64_t grown = 0;
+        int rc = fdr__drain_packet(ring->out_fd, h, g, consumed, &t, &grown);
+        if (rc < 0)
+            route_error(c, r, "stream", -rc);
+        ring->out_lost = h->out_lost;
+        ring->out_bytes += grown;
+        h->out_bytes = ring->out_bytes;
+        /* The slot is free again; pairs with the writer's acquire load
+         * of `consumed` (writer.c, open_packet). */
+        __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
+    }
+    if (last) {
+        h->out_lost = ring->out_lost;
+        fdr__drain_open_packet(ring->out_fd, h, g, produced, &t);
+        ring->out_bytes = h->out_bytes;
+    }
+}
+
+static void route_pass(const struct fdrd_client *c, struct fdrd_route *r)
+{
+    if (r->mode != FDR__TRACE_DISCARD)
+        return; /* a flight recorder is written at its end */
+    for (unsigned k = 0; k < r->nrings; k++)
+        ring_out(c, r, k, 0);
+}
+
+static void route_end(const struct fdrd_client *c, struct fdrd_route *r)
+{
+    for (unsigned k = 0; k < r->nrings; k++) {
+        ring_out(c, r, k, 1);
+        struct fdrd_ring *ring = &r->rings[k];
+        if (ring->out_fd >= 0)
+            close(ring->out_fd);
+        munmap(ring->h, ring->g.size);
+    }
+    if (r->dir_fd >= 0)
+        close(r->dir_fd);
+    free(r);
+}
+
+/* ---- routes --------------------------------------------------------------- */
+
+static void send_route(struct fdrd_client *c, struct fdrd_route *r,
+                       const struct fdrd_trace *t, int active)
+{
+    uint64_t buf[(sizeof(struct fdr__msg_route) + FDR_PROTO_ITEMS_CAP) / 8 + 1];
+    struct fdr__msg_route *m = (void *)buf;
+    size_t len = sizeof *m + (active ? t->len : 0);
+    memset(m, 0, sizeof *m);
+    m->trace = t->id;
+    m->active = (uint32_t)active;
+    m->route = r->id;
+    m->mode = t->mode;
+    if (active) {
+        m->nitems = t->nitems;
+        m->len = t->len;
+        memcpy(m->items, t->items, t->len);
+    }
+    fdr__proto_init(m, len, FDR__MSG_ROUTE, 0);
+    if (fdr__proto_send(c->fd, m, len, NULL, 0) < 0)
+        c->dead = 1; /* the process must not miss a route: drop it */
+}
+
+/* Routes client c into trace t. */
+static void route_begin(struct fdrd_client *c, struct fdrd_trace *t)
+{
+    struct fdrd_route *r = calloc(1, sizeof *r);
+    if (!r) {
+        fdrd_log("client %lu (pid %ld): out of memory for trace %s", c->id, (long)c->pid,
+                 t->name);
+        return;
+    }
+    r->id = ++last_route;
+    r->trace_id = t->id;
+    r->mode = t->mode;
+    r->dir_fd = -1;
+    memcpy(r->outdir, t->outdir, sizeof r->outdir);
+    r->next = c->col.routes;
+    c->col.routes = r;
+    c->col.current = r;
+    /* The doorbell and the first rings before the route: the process's
+     * threads find them when they move. */
+    int bell = fcntl(t->bell, F_DUPFD_CLOEXEC, 0);
+    if (bell >= 0) {
+        struct fdr__msg_buffer b;
+        memset(&b, 0, sizeof b);
+        b.trace = t->id;
+        b.kind = FDR__BUFFER_DOORBELL;
+        b.route = r->id;
+        fdr__proto_init(&b, sizeof b, FDR__MSG_BUFFER, 0);
+        fdr__proto_send(c->fd, &b, sizeof b, &bell, 1);
+        close(bell);
+    }
+    give_rings(c, r, t, 4);
+    send_route(c, r, t, 1);
+}
+
+/* The first started trace, or NULL. */
+static struct fdrd_trace *first_active(struct fdrd_server *s)
+{
+    for (unsigned i = 0; i < s->traces.n; i++)
+        if (s->traces.t[i]->active)
+            return s->traces.t[i];
+    return NULL;
+}
+
+int fdrd_collect_classes(struct fdrd_server *s, struct fdrd_client *c,
+                         const struct fdr__msg_classes *m, int fd)
+{
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (c->col.classes || !c->registered || m->size < sizeof(struct fdr__class_table) ||
+        seals < 0 || !(seals & F_SEAL_SHRINK)) {
+        close(fd);
+        fdrd_log("client %lu (pid %ld): a class table fdrd cannot use "
+                 "(sent twice, before registering, too small or not sealed); dropped",
+                 c->id, (long)c->pid);
+        return -1;
+    }
+    void *p = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return -1;
+    c->col.classes = p;
+    c->col.classes_size = m->size;
+    c->col.params = *m;
+    struct fdrd_trace *t = first_active(s);
+    if (t)
+        route_begin(c, t);
+    return 0;
+}
+
+void fdrd_collect_need(struct fdrd_server *s, struct fdrd_client *c,
+                       const struct fdr__msg_need_buffers *m)
+{
+    struct fdrd_route *r = c->col.current;
+    if (!r || r->id != m->route)
+        return; /* a route that ended meanwhile */
+    struct fdrd_trace *t = trace_by_id(s, r->trace_id);
+    if (t)
+        give_rings(c, r, t, m->count < 16 ? m->count : 16);
+}
+
+void fdrd_collect_started(struct fdrd_server *s, struct fdrd_trace *t)
+{
+    for (unsigned i = 0; i < s->nclients; i++) {
+        struct fdrd_client *c = s->clients[i];
+        if (c->col.classes && !c->col.current && !c->dead)
+            route_begin(c, t);
+    }
+}
+
+void fdrd_collect_stopped(struct fdrd_server *s, struct fdrd_trace *t)
+{
+    struct fdrd_trace *next = first_active(s);
+    for (unsigned i = 0; i < s->nclients; i++) {
+        struct fdrd_client *c = s->clients[i];
+        struct fdrd_route *r = c->col.current;
+        if (!r || r->trace_id != t->id)
+            continue;
+        c->col.current = NULL;
+        if (next)
+            route_begin(c, next); /* its ROUTE replaces this one */
+        else
+            send_route(c, r, t, 0);
+    }
+}
+
+void fdrd_collect_destroyed(struct fdrd_server *s, struct fdrd_trace *t)
+{
+    if (t->active) {
+        t->active = 0;
+        fdrd_collect_stopped(s, t);
+    }
+    for (unsigned i = 0; i < s->nclients; i++) {
+        struct fdrd_client *c = s->clients[i];
+        for (struct fdrd_route **rp = &c->col.routes; *rp;) {
+            struct fdrd_route *r = *rp;
+            if (r->trace_id != t->id) {
+                rp = &r->next;
+                continue;
+            }
+            *rp = r->next;
+            /* The process may still be writing its last packets into
+             * these rings: their committed part is what it recorded while
+             * the trace was there. */
+            route_end(c, r);
+        }
+    }
+}
+
+void fdrd_collect_release(struct fdrd_client *c)
+{
+    while (c->col.routes) {
+        struct fdrd_route *r = c->col.routes;
+        c->col.routes = r->next;
+        route_end(c, r);
+    }
+    c->col.current = NULL;
+    if (c->col.classes)
+        munmap(c->col.classes, c->col.classes_size);
+    c->col.classes = NULL;
+}
+
+void fdrd_collect_pass(struct fdrd_server *s)
+{
+    for (unsigned i = 0; i < s->nclients; i++) {
+        struct fdrd_client *c = s->clients[i];
+        for (struct fdrd_route *r = c->col.routes; r; r = r->next)
+            route_pass(c, r);
+    }
+}
+
+int fdrd_collect_busy(const struct fdrd_server *s)
+{
+    for (unsigned i = 0; i < s->nclients; i++)
+        if (s->clients[i]->col.routes)
+            return 1;
+    return 0;
+}

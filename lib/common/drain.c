@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* drain.c - a ring's packets to its stream file (common/drain.h). */
+#define _GNU_SOURCE
+#include "common/drain.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common/committed.h"
+#include "common/io.h"
+#include "common/iter.h"
+
+int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body)
+{
+    uint64_t bytes = hdr->content_size / 8;
+    hdr->packet_size = hdr->content_size;
+    struct iovec iov[2] = {{hdr, sizeof *hdr}, {(char *)body, bytes - sizeof *hdr}};
+    return fdr__writev_full(fd, iov, 2);
+}
+
+void fdr__drain_cut(int fd, const struct fdr__buf_hdr *h)
+{
+    off_t at = (off_t)__atomic_load_n(&h->out_bytes, __ATOMIC_RELAXED);
+    if (ftruncate(fd, at) == 0)
+        lseek(fd, at, SEEK_SET);
+}
+
+/* Number of events in a checked packet (content `bytes`, header included);
+ * stops at the first that does not parse. */
+static uint64_t count_events(const char *pkt, uint64_t bytes,
+                             const struct fdr__classes *t)
+{
+    struct fdr__iter it;
+    struct fdr__event ev;
+    uint64_t n = 0;
+    fdr__iter_init(&it, pkt, bytes, t);
+    while (fdr__iter_next(&it, &ev) > 0)
+        n++;
+    return n;
+}
+
+int fdr__drain_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                      uint64_t seq, const struct fdr__classes *classes, uint64_t *grown)
+{
+    struct fdr__pkt hdr, orig;
+    const char *slot = fdr__ring_slot(h, g, seq);
+    if (fdr__pkt_check(slot, g, seq, &orig) < 0)
+        return 1;
+    hdr = orig;
+    uint64_t lost = h->out_lost;
+    hdr.discarded += lost;
+    int r = fdr__packet_write(fd, &hdr, slot + sizeof hdr);
+    if (r == 0) {
+        *grown = hdr.packet_size / 8;
+        return 0;
+    }
+    fdr__drain_cut(fd, h);
+    lost += count_events(slot, orig.content_size / 8, classes);
+    h->out_lost = lost;
+    /* The same packet without its events, to carry the count now. */
+    hdr = orig;
+    hdr.discarded += lost;
+    hdr.content_size = sizeof hdr * 8;
+    if (fdr__packet_write(fd, &hdr, NULL) == 0)
+        *grown = sizeof hdr;
+    else
+        fdr__drain_cut(fd, h);
+    return r;
+}
+
+int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                           uint64_t produced, const struct fdr__classes *classes)
+{
+    struct fdr__open_packet op;
+    struct fdr__pkt hdr;
+    if (fdr__committed(h, g->size, &op) != 1 || op.seq != produced ||
+        op.offset != (size_t)(fdr__ring_slot(h, g, op.seq) - (const char *)h))
+        return 0;
+    const char *slot = (const char *)h + op.offset;
+    if (fdr__pkt_check(slot, g, op.seq, &hdr) < 0)
+        return -1;
+    /* The events below the committed position, up to the last one that
+     * parses (the bytes are untrusted like the rest of the ring). */
+    struct fdr__iter it;
+    struct fdr__event ev;
+    uint64_t last = hdr.ts_begin;
+    size_t good = sizeof hdr;
+    fdr__iter_init(&it, slot, op.bytes, classes);
+    while (fdr__iter_next(&it, &ev) > 0) {
+        good = (size_t)(ev.payload + ev.len - slot);
+        if (ev.ts > last)
+            last = ev.ts;
+    }
+    uint64_t total =
+        h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED) + h->out_lost;
+    int grew = 0;
+    if (good > sizeof hdr) {
+        hdr.ts_end = last;
+        hdr.content_size = (uint64_t)good * 8;
+        hdr.discarded += h->out_lost;
+        if (fdr__packet_write(fd, &hdr, slot + sizeof hdr) < 0) {
+            fdr__drain_cut(fd, h);
+            return 0;
+        }
+        h->out_bytes += good;
+        hdr.seq++;
+        grew = 1;
+    }
+    if (total > hdr.discarded && (hdr.seq > 0 || grew)) {
+        /* Never as the stream's first packet, which must say 0. */
+        hdr.ts_begin = hdr.ts_end = last;
+        hdr.content_size = sizeof hdr * 8;
+        hdr.discarded = total;
+        if (fdr__packet_write(fd, &hdr, NULL) < 0)
+            fdr__drain_cut(fd, h);
+        else
+            h->out_bytes += sizeof hdr;
+        grew = 1;
+    }
+    return grew;
+}

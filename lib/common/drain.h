@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* common/drain.h - a ring's packets to its stream file, by whoever holds a
+ * mapping of the ring: libfdr's consumer thread and drain helper, and
+ * fdrd for the buffers it gives out. One code, so that a packet reaches
+ * disk the same way whoever writes it.
+ *
+ * The ring's bytes are untrusted (common/validate.h): every packet is
+ * checked first, and a corrupt one is skipped and counted. A stream file
+ * only ever holds whole packets: the ring's header page records where they
+ * end (out_bytes), and a write that fails (full disk, any error) is cut
+ * back to it; the failed packet's events are counted in out_lost and
+ * carried in the discarded count of every later packet (first in a
+ * header-only copy of the failed one), so that emitted = recorded +
+ * discarded still holds. Async-signal-safe: no malloc, no stdio. */
+#ifndef FDR_COMMON_DRAIN_H
+#define FDR_COMMON_DRAIN_H
+
+#include <stdint.h>
+
+#include "common/classes.h"
+#include "common/ring.h"
+#include "common/validate.h"
+
+/* Writes a packet: its header with packet_size trimmed to the content,
+ * then the content (body: the bytes after the header). 0 or -errno. */
+int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body);
+
+/* Cuts stream file fd back to its last whole packet (h->out_bytes). */
+void fdr__drain_cut(int fd, const struct fdr__buf_hdr *h);
+
+/* Appends closed packet seq of ring h (geometry g) to fd and stores in
+ * *grown the bytes appended (the caller adds them to h->out_bytes after
+ * storing `consumed`). Returns 0, 1 when the packet was corrupt and
+ * skipped, or the write's -errno (then its events are in h->out_lost).
+ * `classes` counts the events of a packet that could not be written. */
+int fdr__drain_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                      uint64_t seq, const struct fdr__classes *classes, uint64_t *grown);
+
+/* The open packet of a writer that is gone (killed, or no longer writing
+ * this ring): written up to its last committed event that parses (found
+ * from the packet's tail, common/committed.h), closed with the size of
+ * what is committed and the time of its last event, then followed, when
+ * events were discarded after it was opened, by a header-only packet that
+ * reports them. `produced` is the number of closed packets already
+ * written: the open packet must be the next one. Returns 1 when fd grew,
+ * 0 when not, -1 when the packet was corrupt (skipped). */
+int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                           uint64_t produced, const struct fdr__classes *classes);
+
+#endif
