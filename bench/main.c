@@ -247,6 +247,13 @@ static int run_worker(const char *self, const options *o, const char *mode,
         setenv("FDR_OUTPUT", fdr_out, 1);
     else
         unsetenv("FDR_OUTPUT");
+    /* "discard" with FDR_RUNDIR set by the caller: the fdr column records
+     * into a started fdrd trace instead of FDR_OUTPUT. */
+    if (getenv("FDR_RUNDIR") != NULL) {
+        unsetenv("FDR_OUTPUT");
+        setenv("FDR_BENCH_ROUTE_WAIT_MS", "300", 1);
+    } else
+        unsetenv("FDR_BENCH_ROUTE_WAIT_MS");
     if (tp_path != NULL)
         setenv("FDR_BENCH_LTTNG_TP", tp_path, 1);
     else
@@ -287,6 +294,40 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
     (void)st; (void)flag; (void)ftw;
     remove(path);
     return 0;
+}
+
+/* fdrd for the per-event "through the daemon" worker: started by `fdr
+ * create` (next to us in the build tree) in a run directory of ours. */
+static int fdr_cmd(const char *bindir, const char *rundir, const char *a1,
+                   const char *a2, const char *a3, const char *a4)
+{
+    char exe[PATH_MAX], fdrd[PATH_MAX], out[4096];
+    snprintf(exe, sizeof exe, "%s/../programs/fdr/fdr", bindir);
+    snprintf(fdrd, sizeof fdrd, "%s/../daemon/fdrd", bindir);
+    if (access(fdrd, X_OK) != 0)
+        return -1;
+    setenv("FDR_RUNDIR", rundir, 1);
+    setenv("FDR_FDRD", fdrd, 1);
+    const char *argv[] = {exe, a1, a2, a3, a4, NULL};
+    int rc = bench_run_cmd(argv, out, sizeof out);
+    unsetenv("FDR_FDRD");
+    unsetenv("FDR_RUNDIR");
+    return rc;
+}
+
+static void fdrd_stop(const char *rundir)
+{
+    char pidf[PATH_MAX + 16];
+    snprintf(pidf, sizeof pidf, "%s/fdrd.pid", rundir);
+    FILE *f = fopen(pidf, "r");
+    long pid = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    if (pid > 0)
+        kill((pid_t)pid, SIGTERM);
 }
 
 static int driver_main(const options *o)
@@ -356,6 +397,17 @@ static int driver_main(const options *o)
     static char buf[1 << 20];
     static const char *const modes[] = {"discard", "overwrite"};
     int failed = 0;
+
+    /* Through fdrd (issue 13): a discard trace started before the worker. */
+    char rundir[PATH_MAX], dout[PATH_MAX];
+    snprintf(rundir, sizeof rundir, "%s/fdrd-run", tmpdir);
+    snprintf(dout, sizeof dout, "%s/fdrd-out", tmpdir);
+    mkdir(rundir, 0700);
+    int have_fdrd =
+        !o->no_per_event &&
+        fdr_cmd(dirname_of(self), rundir, "create", "perevent", "-o", dout) == 0 &&
+        fdr_cmd(dirname_of(self), rundir, "start", "perevent", NULL, NULL) == 0;
+    bench_results dr = {0};
     for (unsigned round = 0; round < o->procs && !interrupted && !o->no_per_event;
          round++) {
         for (size_t m = 0; m < 2 && !interrupted; m++) {
@@ -369,6 +421,40 @@ static int driver_main(const options *o)
                 failed = 1;
             }
         }
+        if (have_fdrd && !interrupted) {
+            fprintf(stderr, "round %u/%u: worker through fdrd\n", round + 1, o->procs);
+            setenv("FDR_RUNDIR", rundir, 1);
+            int rc = run_worker(self, o, "discard", fdr_out, NULL, buf, sizeof buf);
+            unsetenv("FDR_RUNDIR");
+            merge_worker_output(&dr, buf, stderr);
+            if (rc != 0) {
+                fprintf(stderr, "fdrd worker exited with %d\n", rc);
+                failed = 1;
+            }
+        }
+    }
+    if (have_fdrd) {
+        fdr_cmd(dirname_of(self), rundir, "destroy", "perevent", NULL, NULL);
+        fdrd_stop(rundir);
+        for (int w = BENCH_W_TWO_INTS; w < BENCH_NWORKLOADS; w++) {
+            static const int cols[] = {BENCH_T_FLOOR, BENCH_T_FDR_DISCARD};
+            for (int k = 0; k < 2; k++)
+                for (size_t i = 0; i < dr.s[cols[k]][w].n; i++)
+                    bench_extra_add(&r, "through_fdrd", k ? "fdr-daemon" : "floor",
+                                    bench_workload_names[w], "ns",
+                                    dr.s[cols[k]][w].v[i]);
+            benchfn_stats d = benchfn_stats_of(dr.s[BENCH_T_FDR_DISCARD][w].v,
+                                               dr.s[BENCH_T_FDR_DISCARD][w].n);
+            benchfn_stats e = benchfn_stats_of(r.s[BENCH_T_FDR_DISCARD][w].v,
+                                               r.s[BENCH_T_FDR_DISCARD][w].n);
+            if (d.n && e.n)
+                bench_note(&r,
+                           "through fdrd, %s: %.2f ns per event into a started discard "
+                           "trace against %.2f embedded (FDR_OUTPUT, discard): %.3fx",
+                           bench_workload_names[w], d.median, e.median,
+                           d.median / e.median);
+        }
+        bench_results_free(&dr);
     }
 
     /* Events printed (issue 5): one more worker, fdr columns only. */

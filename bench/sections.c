@@ -67,7 +67,8 @@ static void env_reset(void)
                                        "FDR_EVENTS",         "FDR_TRACES",
                                        "FDR_TRACE_FILE",     "FDR_BUFFER_SIZE",
                                        "FDR_PACKET_SIZE",    "LTTNG_UST_REGISTER_TIMEOUT",
-                                       "FDR_BENCH_LTTNG_TP", "FDR_DRAIN"};
+                                       "FDR_BENCH_LTTNG_TP", "FDR_DRAIN",
+                                       "FDR_RUNDIR"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -539,6 +540,187 @@ static int print_speed(const bench_sections_ctx *c)
 #endif
 }
 
+/* ---- through fdrd (issue 13) ---------------------------------------------- */
+
+/* Runs the fdr command (next to us in the build tree) with fdrd's run
+ * directory; 0 when it exits 0. */
+static int fdr_cli(const bench_sections_ctx *c, const char *rundir, const char *a1,
+                   const char *a2, const char *a3, const char *a4)
+{
+    char exe[PATH_MAX], fdrd[PATH_MAX], out[4096];
+    snprintf(exe, sizeof exe, "%s/../programs/fdr/fdr", c->bindir);
+    snprintf(fdrd, sizeof fdrd, "%s/../daemon/fdrd", c->bindir);
+    setenv("FDR_RUNDIR", rundir, 1);
+    setenv("FDR_FDRD", fdrd, 1);
+    const char *argv[] = {exe, a1, a2, a3, a4, NULL};
+    int rc = bench_run_cmd(argv, out, sizeof out);
+    unsetenv("FDR_FDRD");
+    unsetenv("FDR_RUNDIR");
+    if (rc != 0)
+        fprintf(stderr, "fdr-bench: fdr %s %s: exit %d: %.300s\n", a1, a2, rc, out);
+    return rc;
+}
+
+/* Start-up and per-event cost of a program recording into a started fdrd
+ * trace, side by side with the embedded mode, and 8 programs x 2 threads
+ * through one fdrd (next to LTTng-UST, one per-UID session). */
+static int daemon_rows(const bench_sections_ctx *c)
+{
+    char rundir[PATH_MAX], out[PATH_MAX], emb[PATH_MAX], exe[PATH_MAX];
+    snprintf(exe, sizeof exe, "%s/../daemon/fdrd", c->bindir);
+    if (access(exe, X_OK) != 0) {
+        bench_note(c->r, "daemon: no fdrd next to fdr-bench (%s): not measured", exe);
+        return 0;
+    }
+    snprintf(rundir, sizeof rundir, "%s/fdrd-run", c->tmpdir);
+    snprintf(out, sizeof out, "%s/daemon-out", c->tmpdir);
+    snprintf(emb, sizeof emb, "%s/daemon-embedded", c->tmpdir);
+    mkdir(rundir, 0700);
+    env_reset();
+    if (fdr_cli(c, rundir, "create", "bench", "-o", out) != 0 ||
+        fdr_cli(c, rundir, "start", "bench", NULL, NULL) != 0)
+        return 1;
+    int bad = 0, reps = c->quick ? 3 : 11;
+    unsigned long long n = c->quick ? 200000 : 20000000;
+    char nn[32], o[4096];
+    snprintf(nn, sizeof nn, "%llu", n);
+    /* Start-up: the first event's time after fork, and per event: n
+     * events of one thread (ns per event, start and flush included). */
+    double first[3][64], per[3][64];
+    int gf[3] = {0}, gp[3] = {0};
+    static const char *const names[] = {"floor", "fdr-discard", "fdr-daemon"};
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < 3; k++) {
+            env_reset();
+            if (k == 2)
+                setenv("FDR_RUNDIR", rundir, 1);
+            const char *st[] = {"startup", NULL};
+            uint64_t t0;
+            if (run_load(c, k ? "fdr" : "none", st, o, sizeof o, &t0) == 0 &&
+                out_value(o, "first_ns") > 0)
+                first[k][gf[k]++] = (out_value(o, "first_ns") - (double)t0) / 1e6;
+            else
+                bad++;
+            if (k == 1) {
+                rm_tree(c, emb);
+                setenv("FDR_OUTPUT", emb, 1);
+            }
+            const char *em[] = {"emit", "two_ints", "1", nn, "0", NULL};
+            if (run_load(c, k ? "fdr" : "none", em, o, sizeof o, NULL) == 0 &&
+                out_value(o, "elapsed_ns") > 0)
+                per[k][gp[k]++] = out_value(o, "elapsed_ns") / (double)n;
+            else
+                bad++;
+        }
+    env_reset();
+    rm_tree(c, emb);
+    benchfn_stats f0 = benchfn_stats_of(first[0], (size_t)gf[0]);
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < gf[k]; i++) {
+            bench_extra_add(c->r, "daemon", names[k], "first_event", "ms", first[k][i]);
+            if (k)
+                bench_extra_add(c->r, "daemon", names[k], "startup_added", "ms",
+                                first[k][i] - f0.median);
+        }
+        for (int i = 0; i < gp[k]; i++)
+            bench_extra_add(c->r, "daemon", names[k], "two_ints_1_thread", "ns",
+                            per[k][i]);
+    }
+    benchfn_stats pe = benchfn_stats_of(per[1], (size_t)gp[1]);
+    benchfn_stats pd = benchfn_stats_of(per[2], (size_t)gp[2]);
+    benchfn_stats fd = benchfn_stats_of(first[2], (size_t)gf[2]);
+    fprintf(stderr,
+            "  daemon: per event %.2f ns embedded, %.2f ns through fdrd (%.3fx)\n",
+            pe.median, pd.median, pe.median > 0 ? pd.median / pe.median : 0);
+    bench_note(c->r,
+               "daemon: two_ints, 1 thread, %llu events, start and flush included: "
+               "%.2f ns per event through a started fdrd trace (discard) against %.2f "
+               "embedded (FDR_OUTPUT, discard): %.3fx; start-up added by fdrd with a "
+               "started trace: %.3f ms (fdr-daemon column of the JSON)",
+               n, pd.median, pe.median, pe.median > 0 ? pd.median / pe.median : 0,
+               fd.median - f0.median);
+
+    /* 8 programs x 2 threads at full speed, all at once. */
+    for (int l = 0; l < 2; l++) {
+        if (l == 1 && !c->lttng)
+            break;
+        bench_lttng_session ls;
+        char dir[PATH_MAX];
+        env_reset();
+        if (l == 0) {
+            fdr_cli(c, rundir, "destroy", "bench", NULL, NULL);
+            rm_tree(c, out);
+            if (fdr_cli(c, rundir, "create", "bench8", "-o", out) != 0 ||
+                fdr_cli(c, rundir, "start", "bench8", NULL, NULL) != 0) {
+                bad++;
+                continue;
+            }
+            setenv("FDR_RUNDIR", rundir, 1);
+            snprintf(dir, sizeof dir, "%s", out);
+        } else {
+            if (lttng_open(c, &ls, "daemon8", "bench_lttng:two_ints") != 0)
+                continue;
+            snprintf(dir, sizeof dir, "%s", ls.outdir);
+        }
+        char load[PATH_MAX], n8[32];
+        snprintf(load, sizeof load, "%s/fdr-bench-load-%s", c->bindir,
+                 l ? "lttng" : "fdr");
+        snprintf(n8, sizeof n8, "%llu", n / 4);
+        const char *argv[] = {
+            "/bin/sh",
+            "-c",
+            "for i in 1 2 3 4 5 6 7 8; do \"$0\" emit two_ints 2 $1 0 & "
+            "done; wait",
+            load,
+            n8,
+            NULL};
+        uint64_t t0 = now_ns();
+        int rc = bench_run_cmd(argv, o, sizeof o);
+        double wall = (double)(now_ns() - t0);
+        if (l == 0)
+            rc |= fdr_cli(c, rundir, "destroy", "bench8", NULL, NULL); /* all written */
+        else
+            lttng_close(&ls);
+        env_reset();
+        unsigned long long rec = 0, disc = 0;
+        if (rc != 0 || bench_count_trace(c->bindir, dir, &rec, &disc) != 0) {
+            bad++;
+            continue;
+        }
+        double emitted = 8.0 * (double)(n / 4);
+        const char *tr = l ? "lttng-ust" : "fdr-daemon";
+        bench_extra_add(c->r, "daemon", tr, "8_procs_x_2_threads", "events_per_s",
+                        emitted * 1e9 / wall);
+        bench_extra_add(c->r, "daemon", tr, "8_procs_x_2_threads", "recorded",
+                        (double)rec);
+        bench_extra_add(c->r, "daemon", tr, "8_procs_x_2_threads", "discarded",
+                        (double)disc);
+        fprintf(stderr,
+                "  daemon: 8 procs x 2 threads (%s): %.0f events in %.0f ms, recorded "
+                "%llu, discarded %llu, not seen %.0f (recorded before the route)\n",
+                tr, emitted, wall / 1e6, rec, disc, emitted - (double)(rec + disc));
+        bench_note(c->r,
+                   "daemon: 8 programs x 2 threads at full speed (%s): %.3g events/s in "
+                   "all, %llu recorded, %llu discarded, %.0f not in the trace%s",
+                   tr, emitted * 1e9 / wall, rec, disc, emitted - (double)(rec + disc),
+                   l ? "" : " (recorded before fdrd routed the program)");
+        rm_tree(c, dir);
+    }
+    /* fdrd goes with its run directory: SIGTERM through its pid file. */
+    char pidf[PATH_MAX + 16];
+    snprintf(pidf, sizeof pidf, "%s/fdrd.pid", rundir);
+    FILE *pf = fopen(pidf, "r");
+    long pid = 0;
+    if (pf) {
+        if (fscanf(pf, "%ld", &pid) != 1)
+            pid = 0;
+        fclose(pf);
+    }
+    if (pid > 0)
+        kill((pid_t)pid, SIGTERM);
+    return bad;
+}
+
 int bench_sections_run(const bench_sections_ctx *c)
 {
     int bad = 0;
@@ -553,5 +735,7 @@ int bench_sections_run(const bench_sections_ctx *c)
     bad += snapshot_busy(c);
     fprintf(stderr, "sections: print\n");
     bad += print_speed(c);
+    fprintf(stderr, "sections: daemon\n");
+    bad += daemon_rows(c);
     return bad;
 }

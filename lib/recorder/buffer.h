@@ -16,9 +16,10 @@ struct fdr__buf {
     int fd;
     uint32_t index;
     struct fdr__buf *next_free;
-    int out_fd;     /* stream file, consumer only */
-    int bad_ring;   /* its ring header was found corrupt, consumer only */
-    uint32_t route; /* 0: the process's own; else the fdrd route it came with */
+    int out_fd;             /* stream file, consumer only */
+    int bad_ring;           /* its ring header was found corrupt, consumer only */
+    uint32_t route;         /* 0: the process's own; else the fdrd route it came with */
+    uint64_t bell_consumed; /* its `consumed` + 1 when the doorbell was rung */
 };
 
 struct fdr__buf *fdr__buf_get(void);   /* from the pool or new */

@@ -202,13 +202,21 @@ void fdr__writers_reroute(void)
         __atomic_store_n(&w->self->end, (char *)NULL, __ATOMIC_RELAXED);
 }
 
-/* Wakes whoever writes this ring out: fdrd for a routed ring. */
+/* Wakes whoever writes this ring out: fdrd for a routed ring, once until
+ * fdrd has written something (a system call per discarded event would
+ * make a full ring slower still). */
 static void kick(const struct fdr__writer *w)
 {
-    if (w->buf->route)
-        fdr__buf_ring_bell();
-    else
+    struct fdr__buf *b = w->buf;
+    if (!b->route) {
         fdr__writer_hooks.kick();
+        return;
+    }
+    uint64_t consumed = __atomic_load_n(&b->hdr->consumed, __ATOMIC_RELAXED);
+    if (b->bell_consumed == consumed + 1)
+        return; /* rung already, and fdrd has not moved since */
+    b->bell_consumed = consumed + 1;
+    fdr__buf_ring_bell();
 }
 
 static void publish(struct fdr__buf_hdr *h, const struct fdr__pkt *p)
