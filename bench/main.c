@@ -406,6 +406,8 @@ static int driver_main(const options *o)
     int have_fdrd =
         !o->no_per_event &&
         fdr_cmd(dirname_of(self), rundir, "create", "perevent", "-o", dout) == 0 &&
+        fdr_cmd(dirname_of(self), rundir, "enable", "perevent", "bench:two_ints",
+                "bench:int_double_string") == 0 &&
         fdr_cmd(dirname_of(self), rundir, "start", "perevent", NULL, NULL) == 0;
     bench_results dr = {0};
     for (unsigned round = 0; round < o->procs && !interrupted && !o->no_per_event;

@@ -578,6 +578,7 @@ static int daemon_rows(const bench_sections_ctx *c)
     mkdir(rundir, 0700);
     env_reset();
     if (fdr_cli(c, rundir, "create", "bench", "-o", out) != 0 ||
+        fdr_cli(c, rundir, "enable", "bench", "bench:*", NULL) != 0 ||
         fdr_cli(c, rundir, "start", "bench", NULL, NULL) != 0)
         return 1;
     int bad = 0, reps = c->quick ? 3 : 11;
@@ -651,6 +652,7 @@ static int daemon_rows(const bench_sections_ctx *c)
             fdr_cli(c, rundir, "destroy", "bench", NULL, NULL);
             rm_tree(c, out);
             if (fdr_cli(c, rundir, "create", "bench8", "-o", out) != 0 ||
+                fdr_cli(c, rundir, "enable", "bench8", "bench:*", NULL) != 0 ||
                 fdr_cli(c, rundir, "start", "bench8", NULL, NULL) != 0) {
                 bad++;
                 continue;

@@ -29,10 +29,10 @@
  * (struct fdrd_ring), copied into the shared header only for the call that
  * uses them.
  *
- * One trace per process at a time: a process records into the first
- * started trace it finds; when that one stops it moves to the next
- * started one. (Several at once, one ring per thread per trace, is the
- * next step: docs/daemon.md.) */
+ * A process records into every started trace at once (up to 32): each
+ * route has a slot, the trace's bit in the process's selections (libfdr's
+ * registry.c), and each thread has a ring per trace (writer.c: the first
+ * is its fast path's, the others get a copy of what they select). */
 #define _GNU_SOURCE
 #include "collect.h"
 
@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -63,7 +64,7 @@ struct fdrd_ring {
 
 struct fdrd_route {
     struct fdrd_route *next;
-    uint32_t id, trace_id, mode;
+    uint32_t id, trace_id, mode, slot;
     char outdir[FDR_PROTO_PATH_CAP];
     int dir_fd;      /* <outdir>/<name>-<pid>, -1 until the first write */
     uint32_t meta_n; /* classes the metadata on disk knows */
@@ -159,7 +160,7 @@ struct meta_ctx {
 static int emit_metadata(int fd, void *arg)
 {
     struct meta_ctx *x = arg;
-    const struct fdr__msg_classes *m = &x->c->col.params;
+    const struct fdr__msg_classes *m = &x->c->col->params;
     struct utsname un;
     if (uname(&un) < 0)
         snprintf(un.nodename, sizeof un.nodename, "unknown");
@@ -182,7 +183,8 @@ static int emit_metadata(int fd, void *arg)
 static int emit_classes(int fd, void *arg)
 {
     struct meta_ctx *x = arg;
-    struct fdr__line_clock k = {x->c->col.params.line_start, x->c->col.params.line_freq};
+    struct fdr__line_clock k = {x->c->col->params.line_start,
+                                x->c->col->params.line_freq};
     return fdr__classes_emit(fd, x->buf, sizeof x->buf, &x->classes, &k);
 }
 
@@ -195,12 +197,26 @@ static void route_error(const struct fdrd_client *c, struct fdrd_route *r,
     r->failed = 1;
 }
 
+/* Makes the parents of `path` that are missing (mode 0700), as `mkdir
+ * -p` does: the user's output directory may be new. */
+static void make_parents(const char *path)
+{
+    char p[FDR_PROTO_PATH_CAP];
+    snprintf(p, sizeof p, "%s", path);
+    for (char *q = p + 1; (q = strchr(q, '/')) != NULL; q++) {
+        *q = 0;
+        mkdir(p, 0700);
+        *q = '/';
+    }
+}
+
 /* The directory of route r exists and its metadata knows every class the
  * table has now (read before any packet: a class is in the table before
  * any event of it is in a ring). 0 or -1. */
 static int ensure_dir(const struct fdrd_client *c, struct fdrd_route *r)
 {
     if (r->dir_fd < 0) {
+        make_parents(r->outdir);
         int top = fdr__tracedir_open_top(r->outdir);
         if (top < 0) {
             route_error(c, r, "output directory", -top);
@@ -219,7 +235,7 @@ static int ensure_dir(const struct fdrd_client *c, struct fdrd_route *r)
     }
     static struct meta_ctx x; /* one thread: 8 KiB not on the stack */
     x.c = c;
-    if (fdr__classes_from_table(c->col.classes, c->col.classes_size, &x.classes) < 0)
+    if (fdr__classes_from_table(c->col->classes, c->col->classes_size, &x.classes) < 0)
         return -1;
     if (x.classes.n == r->meta_n && r->meta_n)
         return 0;
@@ -268,7 +284,7 @@ static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
         }
     }
     struct fdr__classes t;
-    fdr__classes_from_table(c->col.classes, c->col.classes_size, &t);
+    fdr__classes_from_table(c->col->classes, c->col->classes_size, &t);
     /* The stream file's state is fdrd's: put in the shared header for the
      * calls that read it, taken back right after. */
     h->out_bytes = ring->out_bytes;
@@ -327,6 +343,8 @@ static void send_route(struct fdrd_client *c, struct fdrd_route *r,
     m->active = (uint32_t)active;
     m->route = r->id;
     m->mode = t->mode;
+    m->slot = r->slot;
+    m->mask = t->mask;
     if (active) {
         m->nitems = t->nitems;
         m->len = t->len;
@@ -337,9 +355,27 @@ static void send_route(struct fdrd_client *c, struct fdrd_route *r,
         c->dead = 1; /* the process must not miss a route: drop it */
 }
 
-/* Routes client c into trace t. */
-static void route_begin(struct fdrd_client *c, struct fdrd_trace *t)
+/* The route of client c into trace t now, or NULL. */
+static struct fdrd_route *route_of(const struct fdrd_client *c,
+                                   const struct fdrd_trace *t)
 {
+    if (!c->col)
+        return NULL;
+    for (unsigned i = 0; i < FDR_PROTO_TRACES_MAX; i++)
+        if (c->col->slot[i] && c->col->slot[i]->trace_id == t->id)
+            return c->col->slot[i];
+    return NULL;
+}
+
+/* Routes client c into trace t, in its lowest free slot. */
+static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
+                        struct fdrd_trace *t)
+{
+    unsigned slot = 0;
+    while (slot < FDR_PROTO_TRACES_MAX && c->col->slot[slot])
+        slot++;
+    if (slot == FDR_PROTO_TRACES_MAX || route_of(c, t))
+        return;
     struct fdrd_route *r = calloc(1, sizeof *r);
     if (!r) {
         fdrd_log("client %lu (pid %ld): out of memory for trace %s", c->id, (long)c->pid,
@@ -349,14 +385,15 @@ static void route_begin(struct fdrd_client *c, struct fdrd_trace *t)
     r->id = ++last_route;
     r->trace_id = t->id;
     r->mode = t->mode;
+    r->slot = slot;
     r->dir_fd = -1;
     memcpy(r->outdir, t->outdir, sizeof r->outdir);
-    r->next = c->col.routes;
-    c->col.routes = r;
-    c->col.current = r;
+    r->next = c->col->routes;
+    c->col->routes = r;
+    c->col->slot[slot] = r;
     /* The doorbell and the first rings before the route: the process's
      * threads find them when they move. */
-    int bell = fcntl(t->bell, F_DUPFD_CLOEXEC, 0);
+    int bell = fcntl(s->bell, F_DUPFD_CLOEXEC, 0);
     if (bell >= 0) {
         struct fdr__msg_buffer b;
         memset(&b, 0, sizeof b);
@@ -371,20 +408,11 @@ static void route_begin(struct fdrd_client *c, struct fdrd_trace *t)
     send_route(c, r, t, 1);
 }
 
-/* The first started trace, or NULL. */
-static struct fdrd_trace *first_active(struct fdrd_server *s)
-{
-    for (unsigned i = 0; i < s->traces.n; i++)
-        if (s->traces.t[i]->active)
-            return s->traces.t[i];
-    return NULL;
-}
-
 int fdrd_collect_classes(struct fdrd_server *s, struct fdrd_client *c,
                          const struct fdr__msg_classes *m, int fd)
 {
     int seals = fcntl(fd, F_GET_SEALS);
-    if (c->col.classes || !c->registered || m->size < sizeof(struct fdr__class_table) ||
+    if (c->col || !c->registered || m->size < sizeof(struct fdr__class_table) ||
         seals < 0 || !(seals & F_SEAL_SHRINK)) {
         close(fd);
         fdrd_log("client %lu (pid %ld): a class table fdrd cannot use "
@@ -396,47 +424,62 @@ int fdrd_collect_classes(struct fdrd_server *s, struct fdrd_client *c,
     close(fd);
     if (p == MAP_FAILED)
         return -1;
-    c->col.classes = p;
-    c->col.classes_size = m->size;
-    c->col.params = *m;
-    struct fdrd_trace *t = first_active(s);
-    if (t)
-        route_begin(c, t);
+    c->col = calloc(1, sizeof *c->col);
+    if (!c->col) {
+        munmap(p, m->size);
+        return -1;
+    }
+    c->col->classes = p;
+    c->col->classes_size = m->size;
+    c->col->params = *m;
+    for (unsigned i = 0; i < s->traces.n; i++)
+        if (s->traces.t[i]->active)
+            route_begin(s, c, s->traces.t[i]);
     return 0;
 }
 
 void fdrd_collect_need(struct fdrd_server *s, struct fdrd_client *c,
                        const struct fdr__msg_need_buffers *m)
 {
-    struct fdrd_route *r = c->col.current;
-    if (!r || r->id != m->route)
-        return; /* a route that ended meanwhile */
-    struct fdrd_trace *t = trace_by_id(s, r->trace_id);
-    if (t)
-        give_rings(c, r, t, m->count < 16 ? m->count : 16);
+    if (!c->col)
+        return;
+    for (unsigned i = 0; i < FDR_PROTO_TRACES_MAX; i++) {
+        struct fdrd_route *r = c->col->slot[i];
+        if (!r || r->id != m->route)
+            continue; /* a route that ended meanwhile is not found */
+        struct fdrd_trace *t = trace_by_id(s, r->trace_id);
+        if (t)
+            give_rings(c, r, t, m->count < 16 ? m->count : 16);
+    }
 }
 
 void fdrd_collect_started(struct fdrd_server *s, struct fdrd_trace *t)
 {
     for (unsigned i = 0; i < s->nclients; i++) {
         struct fdrd_client *c = s->clients[i];
-        if (c->col.classes && !c->col.current && !c->dead)
-            route_begin(c, t);
+        if (c->col && !c->dead)
+            route_begin(s, c, t);
+    }
+}
+
+void fdrd_collect_changed(struct fdrd_server *s, struct fdrd_trace *t)
+{
+    for (unsigned i = 0; i < s->nclients; i++) {
+        struct fdrd_route *r = route_of(s->clients[i], t);
+        if (r && !s->clients[i]->dead)
+            send_route(s->clients[i], r, t, 1);
     }
 }
 
 void fdrd_collect_stopped(struct fdrd_server *s, struct fdrd_trace *t)
 {
-    struct fdrd_trace *next = first_active(s);
     for (unsigned i = 0; i < s->nclients; i++) {
         struct fdrd_client *c = s->clients[i];
-        struct fdrd_route *r = c->col.current;
-        if (!r || r->trace_id != t->id)
+        struct fdrd_route *r = route_of(c, t);
+        if (!r)
             continue;
-        c->col.current = NULL;
-        if (next)
-            route_begin(c, next); /* its ROUTE replaces this one */
-        else
+        c->col->slot[r->slot] = NULL;
+        if (!c->dead)
             send_route(c, r, t, 0);
     }
 }
@@ -449,7 +492,9 @@ void fdrd_collect_destroyed(struct fdrd_server *s, struct fdrd_trace *t)
     }
     for (unsigned i = 0; i < s->nclients; i++) {
         struct fdrd_client *c = s->clients[i];
-        for (struct fdrd_route **rp = &c->col.routes; *rp;) {
+        if (!c->col)
+            continue;
+        for (struct fdrd_route **rp = &c->col->routes; *rp;) {
             struct fdrd_route *r = *rp;
             if (r->trace_id != t->id) {
                 rp = &r->next;
@@ -466,22 +511,24 @@ void fdrd_collect_destroyed(struct fdrd_server *s, struct fdrd_trace *t)
 
 void fdrd_collect_release(struct fdrd_client *c)
 {
-    while (c->col.routes) {
-        struct fdrd_route *r = c->col.routes;
-        c->col.routes = r->next;
+    if (!c->col)
+        return;
+    while (c->col->routes) {
+        struct fdrd_route *r = c->col->routes;
+        c->col->routes = r->next;
         route_end(c, r);
     }
-    c->col.current = NULL;
-    if (c->col.classes)
-        munmap(c->col.classes, c->col.classes_size);
-    c->col.classes = NULL;
+    if (c->col->classes)
+        munmap(c->col->classes, c->col->classes_size);
+    free(c->col);
+    c->col = NULL;
 }
 
 void fdrd_collect_pass(struct fdrd_server *s)
 {
     for (unsigned i = 0; i < s->nclients; i++) {
         struct fdrd_client *c = s->clients[i];
-        for (struct fdrd_route *r = c->col.routes; r; r = r->next)
+        for (struct fdrd_route *r = c->col ? c->col->routes : NULL; r; r = r->next)
             route_pass(c, r);
     }
 }
@@ -489,7 +536,7 @@ void fdrd_collect_pass(struct fdrd_server *s)
 int fdrd_collect_busy(const struct fdrd_server *s)
 {
     for (unsigned i = 0; i < s->nclients; i++)
-        if (s->clients[i]->col.routes)
+        if (s->clients[i]->col && s->clients[i]->col->routes)
             return 1;
     return 0;
 }

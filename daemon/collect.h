@@ -21,7 +21,7 @@ struct fdrd_collect {
     uint64_t classes_size;
     struct fdr__msg_classes params; /* clock, uuid */
     struct fdrd_route *routes;      /* one per trace it recorded into */
-    struct fdrd_route *current;     /* the one it records into now */
+    struct fdrd_route *slot[FDR_PROTO_TRACES_MAX]; /* those it records into now */
 };
 
 /* CLASSES from a client (fd taken): maps the table; then routes the client
@@ -31,11 +31,12 @@ int fdrd_collect_classes(struct fdrd_server *s, struct fdrd_client *c,
 /* NEED_BUFFERS from a client. */
 void fdrd_collect_need(struct fdrd_server *s, struct fdrd_client *c,
                        const struct fdr__msg_need_buffers *m);
-/* A trace was started: every client that records into no trace now
- * records into it. */
+/* A trace was started: every client records into it (too). */
 void fdrd_collect_started(struct fdrd_server *s, struct fdrd_trace *t);
-/* A trace was stopped: its clients go back to their own rings (or into
- * another active trace); what they recorded is still written out. */
+/* A started trace's selection or filter mask changed: its clients are told. */
+void fdrd_collect_changed(struct fdrd_server *s, struct fdrd_trace *t);
+/* A trace was stopped: its clients stop recording into it; what they
+ * recorded is still written out. */
 void fdrd_collect_stopped(struct fdrd_server *s, struct fdrd_trace *t);
 /* A trace is about to be destroyed: everything of it is written out, the
  * open packets too, and its rings unmapped. */

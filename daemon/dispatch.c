@@ -220,11 +220,20 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
     case FDR__MSG_DISABLE:
         rc = fdrd_traces_items(&s->traces, msg, h->type == FDR__MSG_DISABLE, text,
                                sizeof text);
+        if (rc == 0) {
+            struct fdrd_trace *t =
+                fdrd_traces_find(&s->traces, ((const struct fdr__msg_items *)msg)->name);
+            if (t && t->active)
+                fdrd_collect_changed(s, t);
+        }
         reply(s, c, h->seq, rc, 0, text);
         return 0;
     case FDR__MSG_FILTER: {
         const struct fdr__msg_filter *m = msg;
         rc = fdrd_traces_filter(&s->traces, m->name, m->mask, text, sizeof text);
+        struct fdrd_trace *t = rc == 0 ? fdrd_traces_find(&s->traces, m->name) : NULL;
+        if (t && t->active)
+            fdrd_collect_changed(s, t);
         reply(s, c, h->seq, rc, 0, text);
         return 0;
     }

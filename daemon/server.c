@@ -33,6 +33,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -210,9 +211,10 @@ static void read_one(struct fdrd_server *s, struct fdrd_client *c)
 
 int fdrd_server_run(struct fdrd_server *s)
 {
-    struct pollfd *pfd = calloc(s->max_clients + 2 + FDR_PROTO_TRACES_MAX, sizeof *pfd);
+    struct pollfd *pfd = calloc(s->max_clients + 3, sizeof *pfd);
+    s->bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     s->clients = calloc(s->max_clients, sizeof *s->clients);
-    if (!pfd || !s->clients) {
+    if (!pfd || !s->clients || s->bell < 0) {
         fdrd_log("out of memory");
         free(pfd);
         return 1;
@@ -224,12 +226,10 @@ int fdrd_server_run(struct fdrd_server *s)
         for (unsigned i = 0; i < n; i++)
             pfd[i + 2] = (struct pollfd){s->clients[i]->fd,
                                          s->clients[i]->out_head ? POLLOUT : POLLIN, 0};
-        /* The doorbells of the traces: a ring is half full. */
-        unsigned nb = s->traces.n;
-        for (unsigned i = 0; i < nb; i++)
-            pfd[n + 2 + i] = (struct pollfd){s->traces.t[i]->bell, POLLIN, 0};
+        /* The doorbell: a process's ring is half full. */
+        pfd[n + 2] = (struct pollfd){s->bell, POLLIN, 0};
         int busy = fdrd_collect_busy(s);
-        if (poll(pfd, n + 2 + nb, busy ? 100 : -1) < 0) {
+        if (poll(pfd, n + 3, busy ? 100 : -1) < 0) {
             if (errno == EINTR)
                 continue;
             fdrd_log("poll: %s", strerror(errno));
@@ -253,12 +253,11 @@ int fdrd_server_run(struct fdrd_server *s)
             else if (ev & (POLLHUP | POLLERR | POLLNVAL))
                 c->dead = 1;
         }
-        for (unsigned i = 0; i < nb && i < s->traces.n; i++)
-            if (pfd[n + 2 + i].revents & POLLIN) {
-                uint64_t v;
-                ssize_t k = read(s->traces.t[i]->bell, &v, sizeof v);
-                (void)k;
-            }
+        if (pfd[n + 2].revents & POLLIN) {
+            uint64_t v;
+            ssize_t k = read(s->bell, &v, sizeof v);
+            (void)k;
+        }
         if (busy)
             fdrd_collect_pass(s);
         for (unsigned i = s->nclients; i-- > 0;)
@@ -269,7 +268,8 @@ int fdrd_server_run(struct fdrd_server *s)
                 ;
     }
     while (s->nclients)
-        close_client(s, s->nclients - 1);
+        close_client(s, s->nclients - 1); /* everything written out */
+    close(s->bell);
     free(s->clients);
     s->clients = NULL;
     free(pfd);

@@ -31,12 +31,14 @@ struct fdrd_client {
     unsigned nhandles;
     struct fdrd_outmsg *out_head, *out_tail; /* replies the socket did not take yet */
     size_t out_bytes;
-    int dead; /* drop at the end of this loop turn */
-    struct fdrd_collect col; /* its class table and routes (collect.c) */
+    int dead;                 /* drop at the end of this loop turn */
+    struct fdrd_collect *col; /* its class table and routes (collect.c); NULL
+                                 until it sends CLASSES: idle clients stay small */
 };
 
 struct fdrd_server {
     int listen_fd, signal_fd;
+    int bell; /* eventfd: a process's ring is half full (collect.c) */
     const char *rundir;
     struct fdrd_client **clients;
     unsigned nclients, max_clients;

@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -148,12 +147,6 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
     t->buffer_size = buffer;
     t->packet_size = packet;
     t->id = ++last_id;
-    t->bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (t->bell < 0) {
-        free(t);
-        snprintf(msg, cap, "no eventfd: %s", strerror(errno));
-        return EMFILE;
-    }
     ts->t[ts->n++] = t;
     return 0;
 }
@@ -264,7 +257,6 @@ int fdrd_traces_destroy(struct fdrd_traces *ts, const char *name, char *msg, siz
         find_or_say(ts, name, msg, cap);
         return ENOENT;
     }
-    close(ts->t[i]->bell);
     free(ts->t[i]);
     memmove(&ts->t[i], &ts->t[i + 1], (ts->n - i - 1) * sizeof ts->t[0]);
     ts->n--;
@@ -281,10 +273,8 @@ unsigned fdrd_traces_active(const struct fdrd_traces *ts)
 
 void fdrd_traces_free(struct fdrd_traces *ts)
 {
-    for (unsigned i = 0; i < ts->n; i++) {
-        close(ts->t[i]->bell);
+    for (unsigned i = 0; i < ts->n; i++)
         free(ts->t[i]);
-    }
     ts->n = 0;
 }
 

@@ -16,7 +16,6 @@
 
 struct fdrd_trace {
     uint32_t id; /* unique for fdrd's life: routes name it (collect.c) */
-    int bell;    /* eventfd the processes ring when a ring is half full */
     char name[FDR_PROTO_NAME_CAP];
     char outdir[FDR_PROTO_PATH_CAP];
     uint32_t mode, mask, active;

@@ -73,6 +73,8 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
         __attribute__((section("fdr_sites"), used)) = &(site)
 
 #define FDR__TRACE(prov, ev, fnames, fmt, ...)                                           \
+    FDR__TRACE_CAT(prov, ev, fnames, 0, fmt, __VA_ARGS__)
+#define FDR__TRACE_CAT(prov, ev, fnames, cat, fmt, ...)                                  \
     do {                                                                                 \
         /* First, so that a variable format reads this and not only the                  \
          * syntax error of "" fmt below; "- 0" copes with an empty fmt. */               \
@@ -80,11 +82,13 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
                            "fdr_trace: the format must be a string literal");            \
         FDR__STATIC_ASSERT(FDR__NARG(__VA_ARGS__) <= FDR_MAX_FIELDS,                     \
                            "fdr_trace: at most 12 fields");                              \
+        FDR__STATIC_ASSERT((cat) >= 0 && (cat) < 32,                                     \
+                           "fdr_trace_category: a category is 0 to 31");                 \
         FDR__EACH(FDR__CHECK_ITEM, __VA_ARGS__)                                          \
         static struct fdr__site fdr__site_ = {FDR__S_NEW,                                \
                                               FDR__SITE_TRACE,                           \
                                               FDR__NARG(__VA_ARGS__),                    \
-                                              0,                                         \
+                                              (cat),                                     \
                                               0,                                         \
                                               0,                                         \
                                               __LINE__,                                  \
@@ -96,7 +100,7 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
                                               FDR__TYPES(__VA_ARGS__)};                  \
         FDR__SITE_LIST(fdr__site_);                                                      \
         uint8_t fdr__st = fdr__site_state(&fdr__site_);                                  \
-        /* after the declarations: -Wdeclaration-after-statement */                     \
+        /* after the declarations: -Wdeclaration-after-statement */                      \
         FDR__FORMAT_CHECK(fmt, __VA_ARGS__)                                              \
         if (__builtin_expect(fdr__st != 0, 0)) {                                         \
             char *fdr__p, *fdr__tl, *fdr__tl_slow;                                       \
@@ -124,6 +128,11 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
 #define fdr_trace(provider, event, ...) FDR__TRACE(#provider, #event, NULL, __VA_ARGS__)
 #define fdr_trace_fields(provider, event, names, ...)                                    \
     FDR__TRACE(#provider, #event, "" names, __VA_ARGS__)
+/* An event in category `category` (a constant from 0 to 31): a trace of
+ * fdrd records it only if bit `category` of its filter mask is set (`fdr
+ * filter NAME MASK`). fdr_trace's events are in category 0. */
+#define fdr_trace_category(category, provider, event, ...)                               \
+    FDR__TRACE_CAT(#provider, #event, NULL, category, __VA_ARGS__)
 
 #define fdr_enabled(prov, ev)                                                            \
     (__extension__({                                                                     \
@@ -186,6 +195,11 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
 #define fdr_trace_fields(provider, event, names, ...)                                    \
     do {                                                                                 \
         (void)sizeof("" names);                                                          \
+        FDR__DISABLED_CHECK(__VA_ARGS__)                                                 \
+    } while (0)
+#define fdr_trace_category(category, provider, event, ...)                               \
+    do {                                                                                 \
+        (void)sizeof(char[(category) >= 0 && (category) < 32 ? 1 : -1]);                 \
         FDR__DISABLED_CHECK(__VA_ARGS__)                                                 \
     } while (0)
 #define fdr_enabled(provider, event) 0

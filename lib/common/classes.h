@@ -28,6 +28,7 @@ struct fdr__class {
     uint32_t provider, event, format, file; /* pool offsets */
     uint8_t types[FDR_MAX_FIELDS];
     uint32_t names[FDR_MAX_FIELDS];
+    uint8_t category; /* 0..31: the filter-mask bit (fdr_trace_category) */
 };
 
 /* The table as the recorder keeps it, in one mapping (a memfd that fdrd

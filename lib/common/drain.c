@@ -68,12 +68,40 @@ int fdr__drain_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geo
     return r;
 }
 
+/* No packet is open, but events were discarded after the last one closed
+ * (a writer that left while its ring was full, before a packet could carry
+ * the count): a header-only packet after the last one reports them. */
+static int carry_only(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                      uint64_t produced)
+{
+    struct fdr__pkt hdr;
+    if (fdr__pkt_check(fdr__ring_slot(h, g, produced - 1), g, produced - 1, &hdr) < 0)
+        return 0;
+    uint64_t total =
+        h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED) + h->out_lost;
+    if (total <= hdr.discarded + h->out_lost)
+        return 0;
+    hdr.seq = produced;
+    hdr.ts_begin = hdr.ts_end;
+    hdr.content_size = sizeof hdr * 8;
+    hdr.discarded = total;
+    if (fdr__packet_write(fd, &hdr, NULL) < 0) {
+        fdr__drain_cut(fd, h);
+        return 0;
+    }
+    h->out_bytes += sizeof hdr;
+    return 1;
+}
+
 int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                            uint64_t produced, const struct fdr__classes *classes)
 {
     struct fdr__open_packet op;
     struct fdr__pkt hdr;
-    if (fdr__committed(h, g->size, &op) != 1 || op.seq != produced ||
+    int open = fdr__committed(h, g->size, &op);
+    if (open == 0 && produced > 0)
+        return carry_only(fd, h, g, produced);
+    if (open != 1 || op.seq != produced ||
         op.offset != (size_t)(fdr__ring_slot(h, g, op.seq) - (const char *)h))
         return 0;
     const char *slot = (const char *)h + op.offset;

@@ -41,8 +41,10 @@ int fdr__drain_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geo
  * from the packet's tail, common/committed.h), closed with the size of
  * what is committed and the time of its last event, then followed, when
  * events were discarded after it was opened, by a header-only packet that
- * reports them. `produced` is the number of closed packets already
- * written: the open packet must be the next one. Returns 1 when fd grew,
+ * reports them; with no open packet, that header-only packet alone when
+ * the last closed one does not report every discarded event.
+ * `produced` is the number of closed packets already written: the open
+ * packet must be the next one. Returns 1 when fd grew,
  * 0 when not, -1 when the packet was corrupt (skipped). */
 int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                            uint64_t produced, const struct fdr__classes *classes);

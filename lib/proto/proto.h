@@ -215,14 +215,16 @@ struct fdr__msg_classes {
     uint8_t uuid[16];
 };
 
-/* ROUTE: the trace the process records into from now on (active 1), or
- * none (active 0: back to its own flight recorder), with that trace's
- * event selection. `route` numbers the routes fdrd sent, from 1.
- *   16 trace | 20 active | 24 route | 28 mode | 32 nitems | 36 len |
- *   40 items[len] */
+/* ROUTE: a trace the process records into from now on (active 1), in
+ * route slot `slot` (0..31), with that trace's event selection and filter
+ * mask; or the end of the route in that slot (active 0). `route` numbers
+ * the routes fdrd sent, from 1.
+ *   16 trace | 20 active | 24 route | 28 mode | 32 slot | 36 mask |
+ *   40 nitems | 44 len | 48 items[len] */
 struct fdr__msg_route {
     struct fdr__msg_hdr h;
     uint32_t trace, active, route, mode;
+    uint32_t slot, mask;
     uint32_t nitems, len;
     char items[];
 };

@@ -133,7 +133,8 @@ char *fdr__buf_slot(const struct fdr__buf_hdr *h, uint64_t seq)
 /* ---- rings from fdrd ----------------------------------------------------- */
 
 uint32_t fdr__route_gen;
-uint32_t fdr__route_id;
+uint32_t fdr__routes[FDR__ROUTE_SLOTS];
+static uint32_t route_last; /* the newest route announced */
 /* The routed rings' lock: a leaf, taken by writers inside their tracing
  * section (writer.c, reroute), so never held while waiting for anything;
  * after the writers lock when both are held. */
@@ -151,14 +152,36 @@ void fdr__buf_route_unlock(void)
     pthread_mutex_unlock(&route_lock);
 }
 
-static void no_low(void) {}
-void (*fdr__buf_low_hook)(void) = no_low;
+static void no_low(uint32_t route)
+{
+    (void)route;
+}
+void (*fdr__buf_low_hook)(uint32_t route) = no_low;
 
 static void unmap(struct fdr__buf *b)
 {
     munmap(b->hdr, b->geom.size);
     close(b->fd);
     free(b);
+}
+
+void fdr__buf_unmap(struct fdr__buf *b)
+{
+    unmap(b);
+}
+
+/* Route lock held: the ring's route is a current one, or one announced
+ * ahead of its ROUTE message (fdrd sends a route's rings first). */
+static int route_live(uint32_t route)
+{
+    if (!route)
+        return 0;
+    if (route > route_last)
+        return 1;
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+        if (fdr__routes[i] == route)
+            return 1;
+    return 0;
 }
 
 int fdr__buf_adopt(int fd, uint64_t size, uint32_t route)
@@ -193,29 +216,33 @@ int fdr__buf_adopt(int fd, uint64_t size, uint32_t route)
     b->out_fd = -1;
     b->route = route;
     pthread_mutex_lock(&route_lock);
-    if (route < fdr__route_id || !route) {
-        pthread_mutex_unlock(&route_lock);
-        unmap(b); /* came after its route ended */
-        return 0;
+    int live = route_live(route);
+    if (live) {
+        b->next_free = routed_free;
+        routed_free = b;
     }
-    /* The current route's, or the next one's: fdrd sends a route's rings
-     * before the route itself, so that threads find them when they move. */
-    b->next_free = routed_free;
-    routed_free = b;
     pthread_mutex_unlock(&route_lock);
+    if (!live)
+        unmap(b); /* came after its route ended */
     return 0;
 }
 
-struct fdr__buf *fdr__buf_get_routed(void)
+struct fdr__buf *fdr__buf_get_routed(uint32_t route)
 {
     pthread_mutex_lock(&route_lock);
-    struct fdr__buf *b = routed_free;
-    if (b) {
-        routed_free = b->next_free;
-        b->next_free = NULL;
-    }
-    if (!routed_free || !routed_free->next_free)
-        fdr__buf_low_hook();
+    struct fdr__buf *b = NULL;
+    for (struct fdr__buf **p = &routed_free; *p; p = &(*p)->next_free)
+        if ((*p)->route == route) {
+            b = *p;
+            *p = b->next_free;
+            b->next_free = NULL;
+            break;
+        }
+    unsigned left = 0;
+    for (struct fdr__buf *q = routed_free; q && left < 2; q = q->next_free)
+        left += q->route == route;
+    if (left < 2)
+        fdr__buf_low_hook(route);
     pthread_mutex_unlock(&route_lock);
     return b;
 }
@@ -223,7 +250,7 @@ struct fdr__buf *fdr__buf_get_routed(void)
 void fdr__buf_put_routed(struct fdr__buf *b)
 {
     pthread_mutex_lock(&route_lock);
-    int keep = b->route == fdr__route_id;
+    int keep = route_live(b->route) && b->route <= route_last;
     if (keep) {
         b->next_free = routed_free;
         routed_free = b;
@@ -233,29 +260,41 @@ void fdr__buf_put_routed(struct fdr__buf *b)
         unmap(b);
 }
 
-unsigned fdr__buf_routed_free(void)
+void fdr__buf_set_route(unsigned slot, uint32_t route)
 {
-    unsigned n = 0;
+    if (slot >= FDR__ROUTE_SLOTS)
+        return;
     pthread_mutex_lock(&route_lock);
-    for (struct fdr__buf *b = routed_free; b; b = b->next_free)
-        n++;
+    __atomic_store_n(&fdr__routes[slot], route, __ATOMIC_RELEASE);
+    if (route > route_last)
+        route_last = route;
+    struct fdr__buf *old = NULL, **p = &routed_free;
+    while (*p) {
+        struct fdr__buf *b = *p;
+        if (route_live(b->route))
+            p = &b->next_free;
+        else {
+            *p = b->next_free;
+            b->next_free = old;
+            old = b;
+        }
+    }
+    __atomic_store_n(&fdr__route_gen, fdr__route_gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&route_lock);
-    return n;
+    while (old) {
+        struct fdr__buf *b = old;
+        old = b->next_free;
+        unmap(b);
+    }
 }
 
-void fdr__buf_set_route(uint32_t route)
+void fdr__buf_drop_routes(void)
 {
     pthread_mutex_lock(&route_lock);
-    struct fdr__buf *old = NULL, *keep = NULL;
-    while (routed_free) {
-        struct fdr__buf *b = routed_free;
-        routed_free = b->next_free;
-        struct fdr__buf **to = b->route == route && route ? &keep : &old;
-        b->next_free = *to;
-        *to = b;
-    }
-    routed_free = keep;
-    __atomic_store_n(&fdr__route_id, route, __ATOMIC_RELEASE);
+    memset(fdr__routes, 0, sizeof fdr__routes);
+    route_last = 0; /* a new fdrd numbers its routes from 1 again */
+    struct fdr__buf *old = routed_free;
+    routed_free = NULL;
     __atomic_store_n(&fdr__route_gen, fdr__route_gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&route_lock);
     while (old) {
@@ -302,7 +341,8 @@ void fdr__buf_forget_all(void)
     if (doorbell >= 0)
         close(doorbell);
     doorbell = -1;
-    fdr__route_id = 0;
+    memset(fdr__routes, 0, sizeof fdr__routes);
+    route_last = 0;
     fdr__route_gen = 0;
     uint32_t n = count;
     for (uint32_t i = 0; i < n; i++) {

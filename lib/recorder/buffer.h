@@ -33,38 +33,42 @@ extern uint8_t fdr__trace_uuid[16];
 /* In a forked child: unmaps every buffer (they are the parent's). */
 void fdr__buf_forget_all(void);
 /* ---- rings from fdrd (daemon.c) ----
- * The route: the fdrd trace the process records into, numbered by fdrd
- * (0: none, the process's own rings). Writers compare their copy of
- * fdr__route_gen with it in the slow path and move (writer.c). Rings of
- * a route are not among the process's own (fdr__buf_at): fdrd writes them
+ * A route is an fdrd trace the process records into, numbered by fdrd
+ * from 1, in one of FDR__ROUTE_SLOTS slots (the slot is the trace's bit
+ * in the sites' selections, registry.c). Writers compare their copy of
+ * fdr__route_gen with it in the slow path and move (writer.c). Rings of a
+ * route are not among the process's own (fdr__buf_at): fdrd writes them
  * out. Under their own lock (a leaf: writers take it inside their
- * tracing section), but the two words, read with acquire. */
-extern uint32_t fdr__route_gen; /* bumped by every change of route */
-extern uint32_t fdr__route_id;  /* the current route, 0 for none */
+ * tracing section), but the words read with acquire loads. */
+#define FDR__ROUTE_SLOTS 32
+extern uint32_t fdr__route_gen;                /* bumped by every change */
+extern uint32_t fdr__routes[FDR__ROUTE_SLOTS]; /* route per slot, 0: none */
 /* Maps a ring fdrd made (fd is kept): checks its header against `size`.
- * A ring of the current route or of a later one (fdrd sends rings before
- * their route) is kept; one of an earlier route is unmapped.
+ * A ring of a current route or of one not announced yet (fdrd sends rings
+ * before their route) is kept; one of a route that ended is unmapped.
  * Returns 0, or -EINVAL (then fd is closed). */
 int fdr__buf_adopt(int fd, uint64_t size, uint32_t route);
-/* A free ring of the current route, or NULL. */
-struct fdr__buf *fdr__buf_get_routed(void);
-/* Gives back a ring of a route: kept when the route is still current,
- * else unmapped (fdrd keeps its own mapping). */
+/* A free ring of route `route`, or NULL; asks for more when few are left. */
+struct fdr__buf *fdr__buf_get_routed(uint32_t route);
+/* Gives back a ring of a route: kept while its route is current, else
+ * unmapped (fdrd keeps its own mapping). */
 void fdr__buf_put_routed(struct fdr__buf *b);
-/* Free rings of the current route. */
-unsigned fdr__buf_routed_free(void);
 /* Around fork() (init.c), after the writers lock. */
 void fdr__buf_route_lock(void);
 void fdr__buf_route_unlock(void);
-/* Sets the route: free rings of any other are unmapped. */
-void fdr__buf_set_route(uint32_t route);
+/* Sets the route of a slot (0: none); free rings of ended routes are
+ * unmapped. fdr__buf_drop_routes: every slot none (fdrd went away). */
+void fdr__buf_set_route(unsigned slot, uint32_t route);
+void fdr__buf_drop_routes(void);
 /* The eventfd rung when a routed ring is half full (fd is taken). It
  * replaces the previous one, whose number stays taken: a writer may be
  * ringing it. */
 void fdr__buf_set_doorbell(int fd);
+/* Unmaps a routed ring no list holds (a forked child's copy). */
+void fdr__buf_unmap(struct fdr__buf *b);
 void fdr__buf_ring_bell(void);
-/* Called when the free rings of the route run low (route lock held). */
-extern void (*fdr__buf_low_hook)(void);
+/* Called when the free rings of a route run low (route lock held). */
+extern void (*fdr__buf_low_hook)(uint32_t route);
 
 /* Called with each new buffer (writers lock held). Installed by init.c
  * before any buffer exists (the consumer's fdr__consumer_buffer_added):

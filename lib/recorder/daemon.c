@@ -30,13 +30,14 @@
  *
  *   - it hands fdrd the class table (CLASSES: its sealed memfd, the
  *     clock and the trace uuid), from which fdrd writes the metadata;
- *   - when fdrd sends a ROUTE (a started trace), it installs the trace's
- *     event selection, sets the route and pulls every thread's `end`
- *     down, so that each thread moves itself to a ring of the route at its
- *     next event (writer.c); it maps the rings fdrd sends (BUFFER), and
- *     asks for more (NEED_BUFFERS) when buffer.c says they run low. When
- *     the trace stops, or fdrd goes away, the route is dropped and every
- *     thread goes back to its own rings (the flight recorder).
+ *   - when fdrd sends a ROUTE (a started trace, in one of 32 slots), it
+ *     holds every writer on the slow path (writer.c, fdr__writers_hold),
+ *     installs the trace's selection and filter mask (registry.c) and the
+ *     route (buffer.c), and lets go: each thread moves itself to rings of
+ *     the routes at its next event; it maps the rings fdrd sends (BUFFER),
+ *     and asks for more (NEED_BUFFERS) when buffer.c says they run low.
+ *     When a trace stops its slot is emptied the same way; when fdrd goes
+ *     away every slot is, and the threads go back to their own rings.
  *
  * A forked child closes its copy of the connection (fork_child in init.c
  * calls fdr__daemon_forget): the parent's registration is the parent's. */
@@ -71,9 +72,11 @@ static int sock_fd = -1; /* the connection, -1 when none; the thread's */
 static int started;      /* the thread exists (not in a forked child) */
 static char sock_path[sizeof((struct sockaddr_un *)0)->sun_path];
 static uint32_t seq;
-static uint32_t route;     /* the route fdrd gave, 0 for none; the thread's */
-static uint32_t need_more; /* set by buffer.c's low hook (atomic) */
-#define ROUTE_RINGS 4      /* rings asked for at a time */
+static uint32_t routes;   /* slots with a route (the thread's) */
+static uint32_t want[64]; /* routes that asked for rings (a small set) */
+static uint32_t nwant;    /* under want_lock */
+static pthread_mutex_t want_lock = PTHREAD_MUTEX_INITIALIZER;
+#define ROUTE_RINGS 4 /* rings asked for at a time */
 
 /* What fdrd knows of our providers: the identity sent per slot and the
  * handle it answered (0: no answer yet). */
@@ -95,23 +98,32 @@ static int send_msg(void *msg, size_t len, unsigned type, uint32_t s)
     return fdr__proto_send(sock_fd, msg, len, NULL, 0);
 }
 
-/* Sets the route (0: none) and its selection; every thread moves. */
-static void set_route(uint32_t r, struct fdr__rules *rules)
+/* Sets the route of a slot (0: none) with its selection and mask; every
+ * thread moves, none writes meanwhile (writer.c, fdr__writers_hold). */
+static void set_route(unsigned slot, uint32_t r, struct fdr__rules *rules, uint32_t mask)
 {
-    if (!r && !route)
-        return;
-    route = r;
-    fdr__registry_set_rules(FDR__RULES_ROUTE, rules);
-    pthread_mutex_lock(&fdr__writers_lock);
-    fdr__buf_set_route(r);
-    fdr__writers_reroute();
-    pthread_mutex_unlock(&fdr__writers_lock);
-    debug(r ? "recording into an fdrd trace" : "recording alone again");
+    fdr__writers_hold(1);
+    fdr__registry_set_route(slot, r ? rules : NULL, mask);
+    if (!r)
+        fdr__rules_free(rules);
+    fdr__buf_set_route(slot, r);
+    fdr__writers_hold(0);
+    routes = r ? routes | 1u << slot : routes & ~(1u << slot);
+    debug(r ? "recording into an fdrd trace" : "an fdrd trace ended here");
 }
 
 static void drop_connection(void)
 {
-    set_route(0, NULL);
+    if (routes) {
+        fdr__writers_hold(1);
+        for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+            if (routes >> i & 1)
+                fdr__registry_set_route(i, NULL, 0);
+        fdr__buf_drop_routes();
+        fdr__writers_hold(0);
+        routes = 0;
+        debug("recording alone again");
+    }
     if (sock_fd >= 0)
         close(sock_fd);
     __atomic_store_n(&sock_fd, -1, __ATOMIC_RELAXED);
@@ -254,7 +266,7 @@ static int read_reply(void)
         const struct fdr__msg_buffer *b = (const void *)buf;
         if (b->kind == FDR__BUFFER_DOORBELL)
             fdr__buf_set_doorbell(fds[0]);
-        else if (b->kind == FDR__BUFFER_RING && b->route >= route && b->route)
+        else if (b->kind == FDR__BUFFER_RING && b->route)
             fdr__buf_adopt(fds[0], b->size, b->route);
         else
             close(fds[0]); /* a ring of a route that ended */
@@ -264,8 +276,8 @@ static int read_reply(void)
     if (mh->type == FDR__MSG_ROUTE) {
         const struct fdr__msg_route *m = (const void *)buf;
         struct fdr__rules *rules = NULL;
-        if (m->active && m->route == 0)
-            return -1; /* routes are numbered from 1 */
+        if ((m->active && m->route == 0) || m->slot >= FDR__ROUTE_SLOTS)
+            return -1; /* routes are numbered from 1, slots 0..31 */
         if (m->active) {
             /* The items were checked by fdrd; parse them all the same. */
             char spec[FDR_PROTO_ITEMS_CAP + FDR_PROTO_ITEMS_MAX];
@@ -283,7 +295,7 @@ static int read_reply(void)
                                        &rules) < 0)
                 return -1;
         }
-        set_route(m->active ? m->route : 0, rules);
+        set_route(m->slot, m->active ? m->route : 0, rules, m->mask);
         return 0;
     }
     const struct fdr__msg_reply *r = (const void *)buf;
@@ -330,11 +342,16 @@ static void *client_main(void *arg)
             ssize_t k = read(wake_fd, &v, sizeof v);
             (void)k;
             sync_providers();
-            if (__atomic_exchange_n(&need_more, 0, __ATOMIC_ACQ_REL) && route &&
-                sock_fd >= 0) {
+            uint32_t asked[64];
+            pthread_mutex_lock(&want_lock);
+            uint32_t n = nwant;
+            memcpy(asked, want, n * sizeof *asked);
+            nwant = 0;
+            pthread_mutex_unlock(&want_lock);
+            for (uint32_t i = 0; i < n && sock_fd >= 0; i++) {
                 struct fdr__msg_need_buffers nb;
                 memset(&nb, 0, sizeof nb);
-                nb.route = route;
+                nb.route = asked[i];
                 nb.count = ROUTE_RINGS;
                 if (send_msg(&nb, sizeof nb, FDR__MSG_NEED_BUFFERS, ++seq) < 0) {
                     drop_connection();
@@ -346,10 +363,18 @@ static void *client_main(void *arg)
     return NULL;
 }
 
-/* buffer.c: the route's free rings run low (route lock held: only wake). */
-static void rings_low(void)
+/* buffer.c: a route's free rings run low (route lock held, maybe in a
+ * writer's slow path: note it and wake the thread, nothing more). */
+static void rings_low(uint32_t route)
 {
-    if (!__atomic_exchange_n(&need_more, 1, __ATOMIC_ACQ_REL) && wake_fd >= 0) {
+    pthread_mutex_lock(&want_lock);
+    int known = 0;
+    for (uint32_t i = 0; i < nwant && !known; i++)
+        known = want[i] == route;
+    if (!known && nwant < 64)
+        want[nwant++] = route;
+    pthread_mutex_unlock(&want_lock);
+    if (!known && wake_fd >= 0) {
         uint64_t one = 1;
         ssize_t k = write(wake_fd, &one, sizeof one);
         (void)k;

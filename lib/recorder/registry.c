@@ -56,10 +56,18 @@ static const void *ranges[256];
 static size_t n_ranges;
 
 static struct fdr__rules *record_rules, *print_rules;
-/* The selection of the fdrd trace the process records into (daemon.c):
- * while set, it decides what is recorded instead of record_rules. */
-static struct fdr__rules *route_rules;
-static int route_default;
+/* The fdrd traces the process records into (daemon.c), one per route slot:
+ * while any is on, they decide what is recorded instead of record_rules.
+ * An event is recorded by slot i when the slot's rules select it and bit
+ * `category` of the slot's filter mask is set. The lowest slot on is the
+ * primary: the fast path writes into its ring; an event of any other slot
+ * takes the slow path (FDR__S_MULTI), which copies it (writer.c). */
+static struct fdr__rules *route_rules[FDR__ROUTE_SLOTS];
+static int route_default[FDR__ROUTE_SLOTS];
+static uint32_t route_mask[FDR__ROUTE_SLOTS];
+static uint32_t route_on; /* slots on; read by writers (relaxed) */
+/* Per class id: the slots that record it (relaxed stores, under the lock). */
+static uint32_t class_sel[FDR__MAX_CLASSES + 1];
 /* What the recording rules decide for an event no item matches: all events
  * are recorded when FDR_EVENTS is unset or empty or starts with a '-' item
  * ("-net:rx": all but net:rx); "net:*" records only what it names. */
@@ -256,7 +264,7 @@ static void field_names(const struct fdr__site *s, char names[][64])
 static int same_class(const struct fdr__class *c, const struct fdr__site *s,
                       char names[][64])
 {
-    if (c->kind != s->kind || c->nfields != s->nargs ||
+    if (c->kind != s->kind || c->nfields != s->nargs || c->category != s->category ||
         strcmp(fdr__str(c->format), s->format ? s->format : "") != 0)
         return 0;
     for (unsigned i = 0; i < s->nargs; i++)
@@ -286,6 +294,7 @@ static uint16_t class_for(const struct fdr__site *s)
     c->id = (uint16_t)(reg->n_classes + 1);
     c->nfields = s->nargs;
     c->kind = s->kind; /* FDR__SITE_TRACE or FDR__SITE_RAW */
+    c->category = s->category < 32 ? s->category : 0;
     c->line = s->line;
     c->provider = intern_str(s->provider);
     c->event = intern_str(s->event);
@@ -303,15 +312,30 @@ static uint16_t class_for(const struct fdr__site *s)
     return c->id;
 }
 
-static uint8_t compute_state(const struct fdr__site *s)
+static int rules_take(struct fdr__rules *r, int def, const struct fdr__site *s)
 {
-    struct fdr__rules *rr = route_rules ? route_rules : record_rules;
-    int rdef = route_rules ? route_default : record_default;
-    int rec = rr ? fdr__rules_match(rr, s->provider, s->event) : -1;
-    int pr = print_rules ? fdr__rules_match(print_rules, s->provider, s->event) : -1;
+    int m = r ? fdr__rules_match(r, s->provider, s->event) : -1;
+    return m == 1 || (m == -1 && def);
+}
+
+/* The site's state, and in *sel the route slots that record it. */
+static uint8_t compute_state(const struct fdr__site *s, uint32_t *sel)
+{
     uint8_t st = 0;
-    if (rec == 1 || (rec == -1 && rdef))
+    *sel = 0;
+    if (route_on) {
+        for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+            if ((route_on >> i & 1) && (route_mask[i] >> (s->category & 31) & 1) &&
+                rules_take(route_rules[i], route_default[i], s))
+                *sel |= 1u << i;
+        uint32_t primary = route_on & -route_on;
+        if (*sel & primary)
+            st |= FDR__S_RECORD;
+        if (*sel & ~primary)
+            st |= FDR__S_MULTI;
+    } else if (rules_take(record_rules, record_default, s))
         st |= FDR__S_RECORD;
+    int pr = print_rules ? fdr__rules_match(print_rules, s->provider, s->event) : -1;
     if (pr == 1)
         st |= FDR__S_PRINT;
     return st;
@@ -319,10 +343,44 @@ static uint8_t compute_state(const struct fdr__site *s)
 
 static void set_state(struct fdr__site *s)
 {
-    uint8_t st = compute_state(s);
+    uint32_t sel;
+    uint8_t st = compute_state(s, &sel);
     if (s->kind != FDR__SITE_GUARD && s->id == 0)
         st = 0; /* no class: cannot be recorded */
+    if (s->id && s->kind != FDR__SITE_GUARD)
+        __atomic_store_n(&class_sel[s->id], sel, __ATOMIC_RELAXED);
     __atomic_store_n(&s->state, st, __ATOMIC_RELAXED);
+}
+
+uint32_t fdr__registry_route_sel(uint16_t id)
+{
+    return id <= FDR__MAX_CLASSES ? __atomic_load_n(&class_sel[id], __ATOMIC_RELAXED) : 0;
+}
+
+uint32_t fdr__registry_routes_on(void)
+{
+    return __atomic_load_n(&route_on, __ATOMIC_RELAXED);
+}
+
+void fdr__registry_set_route(unsigned slot, struct fdr__rules *r, uint32_t mask)
+{
+    if (slot >= FDR__ROUTE_SLOTS) {
+        fdr__rules_free(r);
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    struct fdr__rules *old = route_rules[slot];
+    route_rules[slot] = r;
+    route_mask[slot] = mask;
+    /* As FDR_TRACES (docs/daemon.md): an event no item matches is not
+     * recorded, and a trace with no item records nothing. */
+    route_default[slot] = 0;
+    uint32_t bits = r ? route_on | 1u << slot : route_on & ~(1u << slot);
+    __atomic_store_n(&route_on, bits, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < n_sites; i++)
+        set_state(sites[i]);
+    pthread_mutex_unlock(&lock);
+    fdr__rules_free(old);
 }
 
 static void register_locked(struct fdr__site *s)
@@ -418,16 +476,13 @@ int fdr__guard_check(struct fdr__site *s)
 void fdr__registry_set_rules(int which, struct fdr__rules *r)
 {
     pthread_mutex_lock(&lock);
-    struct fdr__rules **slot = which == FDR__RULES_PRINT   ? &print_rules
-                               : which == FDR__RULES_ROUTE ? &route_rules
-                                                           : &record_rules;
+    struct fdr__rules **slot = which == FDR__RULES_PRINT ? &print_rules : &record_rules;
     struct fdr__rules *old = *slot;
     *slot = r;
     if (which != FDR__RULES_PRINT) {
         int on = 0;
-        int def = fdr__rules_count(r) == 0 ||
-                  (fdr__rules_rule(r, 0, NULL, NULL, &on) == 0 && !on);
-        *(which == FDR__RULES_ROUTE ? &route_default : &record_default) = def;
+        record_default = fdr__rules_count(r) == 0 ||
+                         (fdr__rules_rule(r, 0, NULL, NULL, &on) == 0 && !on);
     }
     for (size_t i = 0; i < n_sites; i++)
         set_state(sites[i]);
@@ -446,8 +501,10 @@ void fdr__registry_each(void (*fn)(void *arg, const struct fdr__site *s, uint8_t
         for (size_t j = 0; j < i && !seen; j++)
             seen = strcmp(sites[j]->provider, s->provider) == 0 &&
                    strcmp(sites[j]->event, s->event) == 0;
-        if (!seen)
-            fn(arg, s, compute_state(s));
+        if (!seen) {
+            uint32_t sel;
+            fn(arg, s, compute_state(s, &sel));
+        }
     }
     pthread_mutex_unlock(&lock);
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/classes.h"
+#include "recorder/buffer.h" /* FDR__ROUTE_SLOTS */
 #include "fdr/internal/fastpath.h"
 
 struct fdr__rules;
@@ -25,11 +26,17 @@ void fdr__site_register(struct fdr__site *s);
 int fdr__registry_add_sites(struct fdr__site *const *begin, struct fdr__site *const *end);
 void fdr__registry_lock(void);
 void fdr__registry_unlock(void);
-/* Replaces a rule list (takes ownership of r; NULL: none) and recomputes
- * every site. ROUTE is an fdrd trace's selection, which while set decides
- * what is recorded instead of RECORD (FDR_EVENTS). */
-enum { FDR__RULES_RECORD = 0, FDR__RULES_PRINT = 1, FDR__RULES_ROUTE = 2 };
+/* Replaces a rule list (takes ownership of r) and recomputes every site:
+ * RECORD (FDR_EVENTS, fdr_record_set) or PRINT (FDR_TRACES). */
+enum { FDR__RULES_RECORD = 0, FDR__RULES_PRINT = 1 };
 void fdr__registry_set_rules(int which, struct fdr__rules *r);
+/* fdrd traces (route slots, daemon.c): slot's selection r (taken; NULL
+ * turns the slot off) and filter mask. While any slot is on, the slots
+ * decide what is recorded instead of RECORD (see registry.c). */
+void fdr__registry_set_route(unsigned slot, struct fdr__rules *r, uint32_t mask);
+/* The slots on, and the slots that record class `id`. */
+uint32_t fdr__registry_routes_on(void);
+uint32_t fdr__registry_route_sel(uint16_t id);
 /* The class table's sealed memfd (fdrd maps it) and its size; -1 when the
  * table is not in one. */
 int fdr__registry_share(uint64_t *size);

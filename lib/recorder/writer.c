@@ -68,6 +68,7 @@ static int no_drain(int refresh)
 struct fdr__writer_hooks fdr__writer_hooks = {no_hook, no_drain, no_hook, no_hook};
 
 static pthread_key_t writer_key;
+static uint32_t route_hold; /* fdr__writers_hold */
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 /* Scratch space for events that are printed but not recorded. */
@@ -148,10 +149,11 @@ static uint64_t discarded_total(const struct fdr__buf_hdr *h)
     return h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
 }
 
-static void fill_header(struct fdr__writer *w, struct fdr__pkt *p, uint64_t seq,
-                        uint64_t now, uint64_t discarded)
+static void fill_header(const struct fdr__writer *w, const struct fdr__buf *b,
+                        struct fdr__pkt *p, uint64_t seq, uint64_t now,
+                        uint64_t discarded)
 {
-    const struct fdr__buf_hdr *h = w->buf->hdr;
+    const struct fdr__buf_hdr *h = b->hdr;
     p->magic = FDR__CTF_MAGIC;
     memcpy(p->uuid, fdr__trace_uuid, 16);
     p->stream_instance_id = h->index;
@@ -190,16 +192,25 @@ static void set_end(struct fdr__thread *t, char *tail)
     /* The same for a change of route (fdr__writers_reroute stores the
      * generation, then a fence, then pulls `end` down). */
     if (__atomic_load_n(&t->enabled, __ATOMIC_RELAXED) != 1 ||
+        __atomic_load_n(&route_hold, __ATOMIC_RELAXED) ||
         (t->writer && ((struct fdr__writer *)t->writer)->route_gen !=
                           __atomic_load_n(&fdr__route_gen, __ATOMIC_RELAXED)))
         __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
 }
 
-void fdr__writers_reroute(void)
+/* While routes change (daemon.c): no fast path, every event is counted as
+ * discarded in the slow path. The fast path writes with the state it
+ * loaded into the ring it has: only with every thread's `end` down, and
+ * raised again only after the change, can no event reach a ring its
+ * trace did not select. */
+void fdr__writers_hold(int on)
 {
+    __atomic_store_n(&route_hold, (uint32_t)on, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with set_end's */
+    pthread_mutex_lock(&fdr__writers_lock);
     for (struct fdr__writer *w = fdr__writers; w; w = w->next)
         __atomic_store_n(&w->self->end, (char *)NULL, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&fdr__writers_lock);
 }
 
 /* Wakes whoever writes this ring out: fdrd for a routed ring, once until
@@ -244,7 +255,7 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
     uint64_t discarded = discarded_total(h);
     if (h->produced == 0 && discarded != 0) {
         struct fdr__pkt *p0 = (struct fdr__pkt *)fdr__buf_slot(h, 0);
-        fill_header(w, p0, 0, now, 0);
+        fill_header(w, w->buf, p0, 0, now, 0);
         publish(h, p0);
         if (ring_full(h))
             return -ENOSPC;
@@ -258,7 +269,7 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
     tl->base = (uint64_t)(uintptr_t)p;
     __atomic_store_n(&tl->committed, (uint64_t)(uintptr_t)(p + 1), __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    fill_header(w, p, seq, now, discarded);
+    fill_header(w, w->buf, p, seq, now, discarded);
     struct fdr__thread *t = w->self;
     __atomic_store_n(&t->pos, (char *)(p + 1), __ATOMIC_RELAXED);
     set_end(t, tail_of(w));
@@ -313,27 +324,155 @@ int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now)
     return fdr__writer_carry_discards(&w, now);
 }
 
-/* Moves w to the ring of the current route (buffer.c), or back to its own
- * ring: its thread only, in the slow path. The packet in the ring it
- * leaves is closed; a routed ring goes back to the route's free list (or
- * is unmapped when its route has ended: fdrd has its own mapping). With
- * no free ring of the route, the thread stays on its own ring until its
- * next slow path (fdrd is asked for more). */
+/* ---- lanes: the rings of the other fdrd traces ------------------------------ */
+
+static char *lane_tail(const struct fdr__lane *l)
+{
+    return (char *)l->pkt + l->buf->hdr->packet_size - FDR__PKT_TAIL;
+}
+
+static void lane_close(const struct fdr__writer *w, struct fdr__lane *l, uint64_t now)
+{
+    struct fdr__pkt *p = l->pkt;
+    (void)w;
+    if (!p)
+        return;
+    l->pkt = NULL;
+    if (l->pos == (char *)(p + 1))
+        return; /* empty: the slot is reused */
+    if (now < p->ts_begin)
+        now = p->ts_begin;
+    p->ts_end = now;
+    p->content_size = (uint64_t)(l->pos - (char *)p) * 8;
+    publish(l->buf->hdr, p);
+}
+
+/* Room for `total` bytes in lane l, as make_room does for the primary. */
+static char *lane_room(const struct fdr__writer *w, struct fdr__lane *l, size_t total,
+                       uint64_t now)
+{
+    struct fdr__buf_hdr *h = l->buf->hdr;
+    if (total > FDR__PKT_ROOM(h->packet_size))
+        return NULL;
+    if (l->pkt) {
+        if ((size_t)(lane_tail(l) - l->pos) >= total)
+            return l->pos;
+        lane_close(w, l, now);
+    }
+    if (ring_full(h)) {
+        fdr__buf_ring_bell();
+        return NULL;
+    }
+    uint64_t discarded = discarded_total(h);
+    if (h->produced == 0 && discarded != 0) {
+        struct fdr__pkt *p0 = (struct fdr__pkt *)fdr__buf_slot(h, 0);
+        fill_header(w, l->buf, p0, 0, now, 0);
+        publish(h, p0);
+        if (ring_full(h))
+            return NULL;
+    }
+    struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(h, h->produced);
+    l->pkt = p;
+    struct fdr__pkt_tail *tl = (struct fdr__pkt_tail *)(void *)lane_tail(l);
+    tl->base = (uint64_t)(uintptr_t)p;
+    __atomic_store_n(&tl->committed, (uint64_t)(uintptr_t)(p + 1), __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    fill_header(w, l->buf, p, h->produced, now, discarded);
+    l->pos = (char *)(p + 1);
+    return l->pos;
+}
+
+/* Copies the event [start, end) into the lanes of `sel`. */
+static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
+                       const char *end)
+{
+    uint64_t now;
+    memcpy(&now, start + 2, 8);
+    size_t len = (size_t)(end - start);
+    for (; sel; sel &= sel - 1) {
+        struct fdr__lane *l = &w->lane[__builtin_ctz(sel)];
+        char *p = lane_room(w, l, len, now);
+        if (!p) {
+            l->buf->hdr->discarded++;
+            continue;
+        }
+        memcpy(p, start, len);
+        l->pos = p + len;
+        /* As fdr__commit: the committed position, after the event. */
+        __atomic_store_n((uint64_t *)(void *)lane_tail(l) + 1,
+                         (uint64_t)(uintptr_t)l->pos, __ATOMIC_RELEASE);
+        if (l->buf->hdr->mode == FDR__MODE_DISCARD &&
+            (l->buf->hdr->produced -
+             __atomic_load_n(&l->buf->hdr->consumed, __ATOMIC_RELAXED)) *
+                    2 >=
+                l->buf->hdr->n_packets)
+            fdr__buf_ring_bell();
+    }
+}
+
+/* Moves w to the rings of the current routes (buffer.c), or back to its
+ * own ring: its thread only, in the slow path. The primary (lowest) slot's
+ * ring becomes w->buf, the fast path's; the other slots' rings are lanes.
+ * Every packet open in a ring it leaves is closed; a routed ring goes back
+ * to its route's free list (or is unmapped when the route has ended: fdrd
+ * has its own mapping). A slot with no free ring is asked for more and
+ * tried again at the next packet; meanwhile a primary without one records
+ * into the thread's own ring (the flight recorder). */
 static void reroute(struct fdr__writer *w, uint64_t now)
 {
     uint32_t gen = __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE);
-    uint32_t route = __atomic_load_n(&fdr__route_id, __ATOMIC_ACQUIRE);
+    uint32_t on = fdr__registry_routes_on();
     close_packet(w, now, 0);
     /* No writers lock here: a controller holding it may be waiting for
      * this thread to leave its section. The routed rings' lock is a leaf. */
-    struct fdr__buf *next = NULL;
-    if (route)
-        next = w->buf->route == route ? w->buf : fdr__buf_get_routed();
-    if (w->buf != w->local && w->buf != next)
-        fdr__buf_put_routed(w->buf);
-    w->buf = next ? next : w->local;
+    if (w->pslot) {
+        w->lane[w->pslot - 1].pkt = NULL; /* its packet was w->pkt, closed */
+        w->pslot = 0;
+    }
+    w->route_wanting = 0;
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
+        struct fdr__lane *l = &w->lane[i];
+        uint32_t route = __atomic_load_n(&fdr__routes[i], __ATOMIC_ACQUIRE);
+        if (l->buf) {
+            lane_close(w, l, now);
+            if (!(on >> i & 1) || l->buf->route != route) {
+                fdr__buf_put_routed(l->buf);
+                l->buf = NULL;
+            }
+        }
+        if (!l->buf && (on >> i & 1) && route) {
+            l->buf = fdr__buf_get_routed(route);
+            w->route_wanting |= !l->buf;
+        }
+    }
+    w->lanes_on = 0;
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+        if (w->lane[i].buf)
+            w->lanes_on |= 1u << i;
+    unsigned ps = on ? (unsigned)__builtin_ctz(on) : 0;
+    if (on && w->lane[ps].buf) {
+        w->buf = w->lane[ps].buf;
+        w->pslot = ps + 1;
+        w->lanes_on &= ~(1u << ps);
+    } else
+        w->buf = w->local;
     w->route_gen = gen;
-    w->route_wanting = route && !next; /* try again at the next packet */
+}
+
+/* At thread exit: every lane closed and its ring given back. */
+static void lanes_release(struct fdr__writer *w, uint64_t now)
+{
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
+        struct fdr__lane *l = &w->lane[i];
+        if (!l->buf)
+            continue;
+        if (w->pslot != i + 1) {
+            lane_close(w, l, now);
+            fdr__buf_put_routed(l->buf);
+        }
+        l->buf = NULL;
+    }
+    w->lanes_on = 0;
 }
 
 /* Finds room for `total` bytes in the current packet, switching packets if
@@ -389,7 +528,7 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
         fdr__site_register(s);
         st = fdr__site_state(s);
     }
-    if (!(st & (FDR__S_RECORD | FDR__S_PRINT))) {
+    if (!(st & (FDR__S_RECORD | FDR__S_PRINT | FDR__S_MULTI))) {
         *why = -ENODATA;
         goto out;
     }
@@ -420,19 +559,28 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
         }
         goto out;
     }
+    if (__atomic_load_n(&route_hold, __ATOMIC_ACQUIRE)) {
+        /* Routes are changing (fdr__writers_hold): counted, not written. */
+        if (st & (FDR__S_RECORD | FDR__S_MULTI))
+            __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
+        *why = -EBUSY;
+        goto out;
+    }
     size_t total = payload + FDR__EVENT_HEADER_SIZE;
     uint64_t now = fdr__now();
     char *p;
     if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE))
         reroute(w, now);
+    /* The other traces that take this event and have a lane here. */
+    uint32_t multi = st & FDR__S_MULTI ? fdr__registry_route_sel(s->id) & w->lanes_on : 0;
     if (st & FDR__S_RECORD) {
         p = make_room(w, total, now, tail);
         if (!p) {
             count_discarded(w);
             *why = -ENOSPC;
-            if (!(st & FDR__S_PRINT))
+            if (!(st & FDR__S_PRINT) && !multi)
                 goto out;
-            p = scratch; /* still print it */
+            p = scratch; /* still printed or copied */
         }
     } else {
         if (total > SCRATCH_SIZE) {
@@ -448,6 +596,8 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
         t->printing = s;
         t->print_start = p;
     }
+    w->multi_sel = multi;
+    w->multi_start = p;
     return p + FDR__EVENT_HEADER_SIZE;
 out:
     leave_section(t);
@@ -481,6 +631,12 @@ char *fdr__reserve_raw(struct fdr__site *s, size_t payload, int *why, char **tai
 void fdr__commit_slow(char *end, char *tail)
 {
     struct fdr__thread *t = &fdr__self;
+    struct fdr__writer *mw = t->writer;
+    if (mw && mw->multi_sel) {
+        /* One clock read, one encoding, a copy per other trace. */
+        lanes_copy(mw, mw->multi_sel, mw->multi_start, end);
+        mw->multi_sel = 0;
+    }
     struct fdr__site *s = t->printing;
     if (s) {
         char *start = t->print_start;
@@ -541,6 +697,7 @@ static void thread_exit(void)
         fdr__writers = w->next;
     if (w->next)
         w->next->prev = w->prev;
+    lanes_release(w, fdr__now());
     if (w->buf != w->local)
         fdr__buf_put_routed(w->buf);
     fdr__buf_put(w->local);

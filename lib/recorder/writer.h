@@ -12,6 +12,14 @@
 #include "fdr/internal/fastpath.h"
 #include "recorder/buffer.h"
 
+/* A thread's ring of one more fdrd trace (route slot) than its primary:
+ * events of that trace are copied into it in the slow path. */
+struct fdr__lane {
+    struct fdr__buf *buf;
+    struct fdr__pkt *pkt; /* open packet, NULL when none */
+    char *pos;
+};
+
 struct fdr__writer {
     struct fdr__thread *self; /* the thread's TLS block */
     struct fdr__buf *buf;
@@ -23,13 +31,20 @@ struct fdr__writer {
     uint32_t out_seen;      /* section.c: last wait round it was seen out */
     struct fdr__buf *local; /* its own ring; buf is this or a routed one */
     uint32_t route_gen;     /* fdr__route_gen when it last chose its ring */
-    int route_wanting;      /* routed, but no ring of the route was free */
+    int route_wanting;      /* routed, but no ring of a route was free */
+    uint32_t pslot;         /* primary slot + 1 when buf is a routed ring */
+    uint32_t lanes_on;      /* slots whose lane has a ring (not the primary) */
+    uint32_t multi_sel;     /* lanes the event being written is copied to */
+    char *multi_start;      /* that event's first byte */
+    struct fdr__lane lane[FDR__ROUTE_SLOTS];
 };
 
-/* The route changed (buffer.c, fdr__buf_set_route, done by the caller
- * under the writers lock): every writer's next event takes the slow path,
- * which moves it to the new route's ring. Writers lock held. */
-void fdr__writers_reroute(void);
+/* Routes change in three steps (daemon.c): fdr__writers_hold(1) makes
+ * every event take the slow path, which counts it as discarded, until
+ * fdr__writers_hold(0); in between the caller changes the registry and the
+ * routes (buffer.c). Then each writer's next event moves it to the rings
+ * of the routes. Writers lock not held. */
+void fdr__writers_hold(int on);
 
 extern pthread_mutex_t fdr__writers_lock;
 extern struct fdr__writer *fdr__writers; /* list, under the lock */

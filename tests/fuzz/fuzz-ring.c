@@ -27,9 +27,9 @@
 static const char pool[] = "\0p\0ev\0a=%d s=%s\0f.c\0a\0s\0raw\0b\0x=%g\0x";
 /* offsets: p=1 ev=3 fmt=6 file=17 a=21 s=23 raw=25 b=29 fmt2=31 x=37 */
 static const struct fdr__class table[3] = {
-    {1, 2, 0, 10, 1, 3, 6, 17, {FDR__T_I32, FDR__T_STR}, {21, 23}},
-    {2, 1, FDR__SITE_RAW, 0, 1, 25, 0, 0, {FDR__T_BYTES}, {29}},
-    {3, 1, 0, 12, 1, 29, 31, 17, {FDR__T_F64}, {37}},
+    {1, 2, 0, 10, 1, 3, 6, 17, {FDR__T_I32, FDR__T_STR}, {21, 23}, 0},
+    {2, 1, FDR__SITE_RAW, 0, 1, 25, 0, 0, {FDR__T_BYTES}, {29}, 0},
+    {3, 1, 0, 12, 1, 29, 31, 17, {FDR__T_F64}, {37}, 0},
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -72,3 +72,13 @@ add_test(NAME fdr-daemon-collect
                  $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
                  ${_ses_out}/collect $<TARGET_FILE:session-prog>)
 set_tests_properties(fdr-daemon-collect PROPERTIES TIMEOUT 300)
+
+# fdr-daemon-traces: four traces at once with their own selections and
+# filter masks (exact per thread and trace, bt2); 32 traces at once; a
+# trace created/started/stopped/destroyed 50 times while 4 threads record
+# into another, which holds none of its events.
+add_test(NAME fdr-daemon-traces
+         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-traces.py
+                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                 ${_ses_out}/traces $<TARGET_FILE:session-prog>)
+set_tests_properties(fdr-daemon-traces PROPERTIES TIMEOUT 600)

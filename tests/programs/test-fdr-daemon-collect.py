@@ -4,7 +4,8 @@ fdrd gives instrumented programs their rings and writes them out.
 
 A real fdrd, real programs (tests/programs/progs/session-prog.c "go": T
 threads each record N ses:tick events n = 0..N-1, and ses:rare at every
-10th), one trace that selects ses:tick only, in discard mode:
+10th, ses:hot at every 7th), one trace that selects ses:tick only, in
+discard mode:
 
   - every program records into the trace once fdrd routed it (FDR_DEBUG's
     "recording into an fdrd trace": the rings came before the route);
@@ -17,8 +18,9 @@ threads each record N ses:tick events n = 0..N-1, and ses:rare at every
     the n values strictly increasing; the CLI reads the whole directory
     without an error.
 Then flight-recorder mode: a trace created --overwrite keeps its rings
-until it is destroyed; then the newest events are on disk, the last one
-(n = N-1) of every thread among them."""
+until its program is SIGKILLed with its threads' packets open; then the
+newest events are on disk, the last one (n = N-1) of every thread among
+them."""
 import collections
 import importlib.util
 import os
@@ -34,7 +36,6 @@ _spec.loader.exec_module(h)
 c = h.c
 s = h.Session(sys.argv)
 prog = sys.argv[5]
-import bt2  # noqa: E402  (after the helpers put tests/lib on the path)
 
 THREADS, N = 2, 40000
 
@@ -63,31 +64,6 @@ def processes():
     return {q["pid"] for q in s.json("list", "processes", "--json")["processes"]}
 
 
-def per_thread(path):
-    """{tid: [n values, discarded]} and the event names seen. A ring may
-    pass from a thread that exits to a new one; its discarded count is
-    reported by the next packet of the thread that lost the events (its
-    exit closes one), so a discarded-events message is that packet's
-    thread's."""
-    threads = collections.defaultdict(lambda: [[], 0])
-    names = collections.Counter()
-    pending = collections.Counter()
-    for m in bt2.TraceCollectionMessageIterator(path):
-        if type(m) is bt2._PacketBeginningMessageConst:
-            key = (int(m.packet.stream.trace.environment["vpid"]), m.packet.stream.id)
-            tid = int(m.packet.context_field["tid"])
-            threads[tid][1] += pending.pop(key, 0)
-        elif type(m) is bt2._EventMessageConst:
-            names[m.event.name] += 1
-            threads[int(m.event.packet.context_field["tid"])][0].append(
-                int(m.event.payload_field["n"]))
-        elif type(m) is bt2._DiscardedEventsMessageConst:
-            key = (int(m.stream.trace.environment["vpid"]), m.stream.id)
-            pending[key] += m.count or 0
-    c.check(not pending, "%s: discarded events no packet reports: %s" % (path, pending))
-    return threads, names
-
-
 out = os.path.join(s.work, "out")
 s.start()
 s.fdr("create", "A", "-o", out)
@@ -112,28 +88,34 @@ dirs = sorted(os.listdir(out))
 want = sorted("session-prog-%d" % p.pid for p in (normal, killed, late))
 c.check(dirs == want, "one trace per process: %s, wanted %s" % (dirs, want))
 for p in (normal, killed, late):
-    threads, names = per_thread(os.path.join(out, "session-prog-%d" % p.pid))
-    c.check(set(names) == {"ses:tick"}, "pid %d: only ses:tick: %s" % (p.pid, dict(names)))
-    used = {k: v for k, v in threads.items() if v[0]}
-    c.check(len(used) == THREADS, "pid %d: %d threads with events, wanted %d"
-            % (p.pid, len(used), THREADS))
-    for tid, (ns, lost) in used.items():
-        c.check(all(a < b for a, b in zip(ns, ns[1:])), "pid %d tid %d: n not "
+    ns, lost = h.per_thread(os.path.join(out, "session-prog-%d" % p.pid))
+    names = {name for (_, name) in ns}
+    c.check(names == {"ses:tick"}, "pid %d: only ses:tick: %s" % (p.pid, names))
+    c.check(len(ns) == THREADS, "pid %d: %d threads with events, wanted %d"
+            % (p.pid, len(ns), THREADS))
+    for (tid, _), v in ns.items():
+        c.check(all(a < b for a, b in zip(v, v[1:])), "pid %d tid %d: n not "
                 "strictly increasing" % (p.pid, tid))
-        c.check(len(ns) + lost == N, "pid %d tid %d: %d recorded + %d discarded, "
-                "emitted %d" % (p.pid, tid, len(ns), lost, N))
+        c.check(len(v) + lost[tid] == N, "pid %d tid %d: %d recorded + %d discarded, "
+                "emitted %d" % (p.pid, tid, len(v), lost[tid], N))
 c.run(["babeltrace2", out], expect_rc=0)
 
 # ---- flight recorder: written when the trace ends --------------------------
 fout = os.path.join(s.work, "flight")
 s.fdr("create", "F", "-o", fout, "--overwrite")
+s.fdr("enable", "F", "ses:*")
 s.fdr("start", "F")
-p = launch()
+p = launch("kill")  # its threads stay, each with its own ring
+p.kill()
+p.wait(timeout=120)
+h.wait_for(lambda: p.pid not in processes(), "fdrd saw it go")
 s.fdr("destroy", "F")
-p.stdin.close()
-c.check(p.wait(timeout=120) == 0, "the flight-recorded program")
-threads, names = per_thread(os.path.join(fout, "session-prog-%d" % p.pid))
-last = [v[0][-1] for v in threads.values() if v[0]]
-c.check(sorted(last) == [N - 1] * THREADS, "the newest event of each thread: %s" % last)
-c.check(set(names) == {"ses:tick", "ses:rare"}, "all events: %s" % dict(names))
+ns, lost = h.per_thread(os.path.join(fout, "session-prog-%d" % p.pid))
+newest = collections.defaultdict(int)
+for (tid, name), v in ns.items():
+    newest[tid] = max(newest[tid], v[-1])
+c.check(sorted(newest.values()) == [N - 1] * THREADS,
+        "the newest event of each thread: %s" % dict(newest))
+names = {name for (_, name) in ns}
+c.check(names == {"ses:tick", "ses:rare", "ses:hot"}, "all events: %s" % names)
 c.finish()

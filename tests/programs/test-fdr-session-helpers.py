@@ -178,3 +178,29 @@ def vmrss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def per_thread(path):
+    """A trace written by fdrd, read with bt2: ({(tid, event name): [field n
+    of each event, in order]}, {tid: discarded events}). A ring may pass
+    from a thread that exits to a new one; its discarded count is reported
+    by the next packet of the thread that lost the events (its exit closes
+    one), so a discarded-events message belongs to the thread of its
+    stream's next packet."""
+    import collections
+    import bt2
+    ns = collections.defaultdict(list)
+    lost = collections.Counter()
+    pending = collections.Counter()
+    for m in bt2.TraceCollectionMessageIterator(path):
+        if type(m) is bt2._PacketBeginningMessageConst:
+            key = (int(m.packet.stream.trace.environment["vpid"]), m.packet.stream.id)
+            lost[int(m.packet.context_field["tid"])] += pending.pop(key, 0)
+        elif type(m) is bt2._EventMessageConst:
+            tid = int(m.event.packet.context_field["tid"])
+            ns[(tid, m.event.name)].append(int(m.event.payload_field["n"]))
+        elif type(m) is bt2._DiscardedEventsMessageConst:
+            key = (int(m.stream.trace.environment["vpid"]), m.stream.id)
+            pending[key] += m.count or 0
+    c.check(not pending, "%s: discarded events no packet reports" % path)
+    return ns, lost

@@ -70,6 +70,7 @@ enum fdr__type {
  * the first use of a site takes the slow path, which registers it. */
 #define FDR__S_RECORD 0x01u
 #define FDR__S_PRINT 0x02u
+#define FDR__S_MULTI 0x04u /* also copied into other fdrd traces (slow path) */
 #define FDR__S_NEW 0x80u
 
 #define FDR__SITE_TRACE 0
@@ -84,7 +85,7 @@ struct fdr__site {
     uint8_t state;    /* FDR__S_* bits; relaxed loads and stores */
     uint8_t kind;     /* FDR__SITE_TRACE or FDR__SITE_GUARD */
     uint8_t nargs;    /* number of fields */
-    uint8_t reserved; /* zero */
+    uint8_t category; /* 0..31, the filter-mask bit of fdrd's traces */
     uint16_t id;      /* event class id, valid once registered */
     uint16_t reserved2;
     uint32_t line;
@@ -180,7 +181,10 @@ FDR__INLINE int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload,
     __atomic_store_n(&t->in_section, 1, __ATOMIC_RELAXED);
     fdr__barrier();
     e = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
-    q = t->pos;
+    /* Relaxed atomic, not plain: a controller closes a quiesced thread's
+     * packet (flush) and stores pos; the value is used only with room
+     * below `end`, which that controller pulled down. Same instruction. */
+    q = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
     /* One test: nested, not only recorded (new, printed), or no room. */
     if (__builtin_expect(nested | (uint32_t)(state ^ FDR__S_RECORD) |
                              (uint32_t)((uintptr_t)q + payload + FDR__EVENT_HEADER_SIZE >

@@ -15,10 +15,14 @@
  *   session-prog go THREADS N [kill]
  *       starts THREADS threads (at most 16); at the line "go" on stdin
  *       each records, in this order, N events: ses:tick (t, n = 0..N-1),
- *       and every 10th of them also ses:rare (t, n); then prints "done"
+ *       and every 10th of them also ses:rare (t, n), every 7th ses:hot
+ *       (t, n) in category 5 (fdr_trace_category); then prints "done"
  *       and exits 0 at end of input; with "kill", the threads do not end
  *       (their packets stay open): once all are done it prints "done" and
- *       waits to be killed */
+ *       waits to be killed
+ *   session-prog storm THREADS
+ *       THREADS threads record ses:tick and ses:rare (t, n) without pause
+ *       until the end of input; prints "ready" once they run */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -35,6 +39,16 @@ static uint64_t counts[2];
 static int go, go_hold, go_done;
 static unsigned long go_n;
 
+static void *storm(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (unsigned long n = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); n++) {
+        fdr_trace(ses, tick, "t=%d n=%lu", t, n);
+        fdr_trace(ses, rare, "t=%d n=%lu", t, n);
+    }
+    return NULL;
+}
+
 static void *go_thread(void *arg)
 {
     int t = (int)(intptr_t)arg;
@@ -44,6 +58,8 @@ static void *go_thread(void *arg)
         fdr_trace(ses, tick, "t=%d n=%lu", t, n);
         if (n % 10 == 0)
             fdr_trace(ses, rare, "t=%d n=%lu", t, n);
+        if (n % 7 == 0)
+            fdr_trace_category(5, ses, hot, "t=%d n=%lu", t, n);
     }
     __atomic_fetch_add(&go_done, 1, __ATOMIC_RELEASE);
     while (go_hold) /* its packet stays open: to be killed so */
@@ -133,7 +149,23 @@ int main(int argc, char **argv)
             ;
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "storm") == 0) {
+        int nt = atoi(argv[2]);
+        pthread_t th[16];
+        if (nt < 1 || nt > 16)
+            return 2;
+        for (int t = 0; t < nt; t++)
+            pthread_create(&th[t], NULL, storm, (void *)(intptr_t)t);
+        puts("ready");
+        fflush(stdout);
+        while (fgets(line, sizeof line, stdin))
+            ;
+        __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+        for (int t = 0; t < nt; t++)
+            pthread_join(th[t], NULL);
+        return 0;
+    }
     fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
-                    "go THREADS N [kill]\n");
+                    "go THREADS N [kill] | storm THREADS\n");
     return 2;
 }
