@@ -328,7 +328,12 @@ static uint8_t compute_state(const struct fdr__site *s, uint32_t *sel)
             if ((route_on >> i & 1) && (route_mask[i] >> (s->category & 31) & 1) &&
                 rules_take(route_rules[i], route_default[i], s))
                 *sel |= 1u << i;
-        uint32_t primary = route_on & -route_on;
+        /* With a trace of its own on disk (FDR_OUTPUT: fdr record), the
+         * process keeps recording it as chosen, in its own rings: every
+         * fdrd trace is then a copy. */
+        uint32_t primary = fdr__cfg.output[0] ? 0 : route_on & -route_on;
+        if (!primary && rules_take(record_rules, record_default, s))
+            st |= FDR__S_RECORD;
         if (*sel & primary)
             st |= FDR__S_RECORD;
         if (*sel & ~primary)

@@ -417,7 +417,9 @@ static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
  * to its route's free list (or is unmapped when the route has ended: fdrd
  * has its own mapping). A slot with no free ring is asked for more and
  * tried again at the next packet; meanwhile a primary without one records
- * into the thread's own ring (the flight recorder). */
+ * into the thread's own ring (the flight recorder). A process that writes
+ * a trace of its own (FDR_OUTPUT) keeps its own ring as the primary, and
+ * every route is a lane. */
 static void reroute(struct fdr__writer *w, uint64_t now)
 {
     uint32_t gen = __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE);
@@ -450,7 +452,8 @@ static void reroute(struct fdr__writer *w, uint64_t now)
         if (w->lane[i].buf)
             w->lanes_on |= 1u << i;
     unsigned ps = on ? (unsigned)__builtin_ctz(on) : 0;
-    if (on && w->lane[ps].buf) {
+    /* FDR_OUTPUT (registry.c, compute_state): the own ring stays primary. */
+    if (on && w->lane[ps].buf && !fdr__cfg.output[0]) {
         w->buf = w->lane[ps].buf;
         w->pslot = ps + 1;
         w->lanes_on &= ~(1u << ps);

@@ -15,6 +15,10 @@ Each trace, read with bt2, holds exactly the events it selected, per
 program and per thread: recorded + discarded == what the thread emitted of
 them, the n values of each event strictly increasing.
 
+A program that writes a trace of its own (FDR_OUTPUT, as `fdr record`
+runs it) while a trace is started: its own trace holds every event as
+FDR_EVENTS chose (all), the fdrd trace its selection; both exact.
+
 Then 32 traces at once (each ses:tick): every one holds every tick of every
 thread. Then a trace started, stopped and destroyed 50 times while 4
 threads record ses:tick and ses:rare without pause into a flight-recorder
@@ -37,10 +41,11 @@ prog = sys.argv[5]
 import bt2  # noqa: E402  (after the helpers put tests/lib on the path)
 
 
-def launch(threads, n, routes):
+def launch(threads, n, routes, env=None):
     """A program once fdrd routed it into `routes` traces (FDR_DEBUG)."""
     e = dict(s.env)
     e["FDR_DEBUG"] = "1"
+    e.update(env or {})
     p = subprocess.Popen([prog, "go", str(threads), str(n)], env=e,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -107,6 +112,18 @@ for name in sel:
 for name in sel:
     for p in progs:
         check_trace(os.path.join(s.work, name), p, T, N, expect[name])
+
+# ---- a program that writes its own trace (FDR_OUTPUT, as fdr record runs it)
+# keeps it whole, and the started fdrd trace gets its copy -------------------
+own = os.path.join(s.work, "own")
+s.fdr("create", "R", "-o", os.path.join(s.work, "R"), "--buffer-size", "4M")
+s.fdr("enable", "R", "ses:tick")
+s.fdr("start", "R")
+p = launch(T, N, 1, {"FDR_OUTPUT": own, "FDR_BUFFER_SIZE": "4M"})
+run([p])
+s.fdr("destroy", "R")
+check_trace(os.path.join(s.work, "R"), p, T, N, ["ses:tick"])
+check_trace(own, p, T, N, ["ses:tick", "ses:rare", "ses:hot"])
 
 # ---- 32 traces at once ------------------------------------------------------
 N32 = 2000
