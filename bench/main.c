@@ -299,7 +299,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 /* fdrd for the per-event "through the daemon" worker: started by `fdr
  * create` (next to us in the build tree) in a run directory of ours. */
 static int fdr_cmd(const char *bindir, const char *rundir, const char *a1,
-                   const char *a2, const char *a3, const char *a4)
+                   const char *a2, const char *a3, const char *a4, const char *a5)
 {
     char exe[PATH_MAX], fdrd[PATH_MAX], out[4096];
     snprintf(exe, sizeof exe, "%s/../programs/fdr/fdr", bindir);
@@ -308,7 +308,7 @@ static int fdr_cmd(const char *bindir, const char *rundir, const char *a1,
         return -1;
     setenv("FDR_RUNDIR", rundir, 1);
     setenv("FDR_FDRD", fdrd, 1);
-    const char *argv[] = {exe, a1, a2, a3, a4, NULL};
+    const char *argv[] = {exe, a1, a2, a3, a4, a5, NULL};
     int rc = bench_run_cmd(argv, out, sizeof out);
     unsetenv("FDR_FDRD");
     unsetenv("FDR_RUNDIR");
@@ -405,11 +405,20 @@ static int driver_main(const options *o)
     mkdir(rundir, 0700);
     int have_fdrd =
         !o->no_per_event &&
-        fdr_cmd(dirname_of(self), rundir, "create", "perevent", "-o", dout) == 0 &&
+        fdr_cmd(dirname_of(self), rundir, "create", "perevent", "-o", dout, NULL) == 0 &&
         fdr_cmd(dirname_of(self), rundir, "enable", "perevent", "bench:two_ints",
-                "bench:int_double_string") == 0 &&
-        fdr_cmd(dirname_of(self), rundir, "start", "perevent", NULL, NULL) == 0;
-    bench_results dr = {0};
+                "bench:int_double_string", NULL) == 0;
+    /* And 1, 2, 4 flight-recorder traces at once (nothing drained: the
+     * cost of recording into k traces, against the embedded overwrite). */
+    static const char *const fr[] = {"fr1", "fr2", "fr3", "fr4"};
+    for (int i = 0; i < 4 && have_fdrd; i++)
+        have_fdrd =
+            fdr_cmd(dirname_of(self), rundir, "create", fr[i], "--overwrite", "-o", dout) ==
+                0 &&
+            fdr_cmd(dirname_of(self), rundir, "enable", fr[i], "bench:two_ints",
+                    "bench:int_double_string", NULL) == 0;
+    bench_results dr = {0}, dk[3];
+    memset(dk, 0, sizeof dk);
     for (unsigned round = 0; round < o->procs && !interrupted && !o->no_per_event;
          round++) {
         for (size_t m = 0; m < 2 && !interrupted; m++) {
@@ -423,21 +432,62 @@ static int driver_main(const options *o)
                 failed = 1;
             }
         }
-        if (have_fdrd && !interrupted) {
-            fprintf(stderr, "round %u/%u: worker through fdrd\n", round + 1, o->procs);
+        /* Through fdrd: the discard trace alone, then 1, 2, 4 flight
+         * recorders (k = 0, 1, 2 of dk). */
+        for (int k = -1; k < 3 && have_fdrd && !interrupted; k++) {
+            const char *bin = dirname_of(self);
+            if (k < 0)
+                fdr_cmd(bin, rundir, "start", "perevent", NULL, NULL, NULL);
+            /* k = 0: start fr1; 1: fr2; 2: fr3 and fr4 */
+            for (int i = k; k >= 0 && i < (k == 2 ? 4 : k + 1); i++)
+                fdr_cmd(bin, rundir, "start", fr[i], NULL, NULL, NULL);
+            static const char *const what[] = {"the discard trace", "1 flight trace",
+                                               "2 flight traces", "4 flight traces"};
+            fprintf(stderr, "round %u/%u: worker through fdrd (%s)\n", round + 1,
+                    o->procs, what[k + 1]);
             setenv("FDR_RUNDIR", rundir, 1);
-            int rc = run_worker(self, o, "discard", fdr_out, NULL, buf, sizeof buf);
+            int rc = run_worker(self, o, k < 0 ? "discard" : "overwrite", fdr_out, NULL,
+                                buf, sizeof buf);
             unsetenv("FDR_RUNDIR");
-            merge_worker_output(&dr, buf, stderr);
+            merge_worker_output(k < 0 ? &dr : &dk[k], buf, stderr);
             if (rc != 0) {
                 fprintf(stderr, "fdrd worker exited with %d\n", rc);
                 failed = 1;
             }
+            if (k < 0)
+                fdr_cmd(bin, rundir, "stop", "perevent", NULL, NULL, NULL);
         }
+        for (int i = 0; i < 4 && have_fdrd; i++)
+            fdr_cmd(dirname_of(self), rundir, "stop", fr[i], NULL, NULL, NULL);
     }
     if (have_fdrd) {
-        fdr_cmd(dirname_of(self), rundir, "destroy", "perevent", NULL, NULL);
+        fdr_cmd(dirname_of(self), rundir, "destroy", "perevent", NULL, NULL, NULL);
+        for (int i = 0; i < 4; i++)
+            fdr_cmd(dirname_of(self), rundir, "destroy", fr[i], NULL, NULL, NULL);
         fdrd_stop(rundir);
+        for (int w = BENCH_W_TWO_INTS; w < BENCH_NWORKLOADS; w++) {
+            static const char *const kn[] = {"fdr-daemon-1-trace", "fdr-daemon-2-traces",
+                                             "fdr-daemon-4-traces"};
+            double med[3] = {0};
+            for (int k = 0; k < 3; k++) {
+                const bench_samples *v = &dk[k].s[BENCH_T_FDR_OVERWRITE][w];
+                for (size_t i = 0; i < v->n; i++)
+                    bench_extra_add(&r, "through_fdrd", kn[k], bench_workload_names[w],
+                                    "ns", v->v[i]);
+                med[k] = benchfn_stats_of(v->v, v->n).median;
+            }
+            benchfn_stats e = benchfn_stats_of(r.s[BENCH_T_FDR_OVERWRITE][w].v,
+                                               r.s[BENCH_T_FDR_OVERWRITE][w].n);
+            if (med[0] > 0 && e.n)
+                bench_note(&r,
+                           "through fdrd, %s, flight-recorder traces: %.2f ns into 1 "
+                           "(%.3fx the embedded overwrite %.2f), %.2f into 2 (%.3fx 1), "
+                           "%.2f into 4 (%.3fx 1)",
+                           bench_workload_names[w], med[0], med[0] / e.median, e.median,
+                           med[1], med[1] / med[0], med[2], med[2] / med[0]);
+        }
+        for (int k = 0; k < 3; k++)
+            bench_results_free(&dk[k]);
         for (int w = BENCH_W_TWO_INTS; w < BENCH_NWORKLOADS; w++) {
             static const int cols[] = {BENCH_T_FLOOR, BENCH_T_FDR_DISCARD};
             for (int k = 0; k < 2; k++)

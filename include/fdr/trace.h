@@ -111,7 +111,10 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
                                    &fdr__tl);                                            \
             if (__builtin_expect(fdr__go > 0, 1)) {                                      \
                 FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                    \
-                fdr__commit(fdr__p, fdr__tl);                                            \
+                if (__builtin_expect(fdr__st & FDR__S_MULTI, 0))                         \
+                    fdr__commit_multi(&fdr__site_, fdr__p, fdr__tl);                     \
+                else                                                                     \
+                    fdr__commit(fdr__p, fdr__tl);                                        \
             } else if ((fdr__p = fdr__reserve_slow(                                      \
                             &fdr__site_,                                                 \
                             fdr__go ? (size_t)-1                                         \

@@ -66,8 +66,9 @@ static struct fdr__rules *route_rules[FDR__ROUTE_SLOTS];
 static int route_default[FDR__ROUTE_SLOTS];
 static uint32_t route_mask[FDR__ROUTE_SLOTS];
 static uint32_t route_on; /* slots on; read by writers (relaxed) */
-/* Per class id: the slots that record it (relaxed stores, under the lock). */
-static uint32_t class_sel[FDR__MAX_CLASSES + 1];
+/* Per class id: the slots that record it (relaxed stores, under the lock;
+ * read by writers, writer.c). */
+uint32_t fdr__class_sel[FDR__MAX_CLASSES + 1];
 /* What the recording rules decide for an event no item matches: all events
  * are recorded when FDR_EVENTS is unset or empty or starts with a '-' item
  * ("-net:rx": all but net:rx); "net:*" records only what it names. */
@@ -353,13 +354,14 @@ static void set_state(struct fdr__site *s)
     if (s->kind != FDR__SITE_GUARD && s->id == 0)
         st = 0; /* no class: cannot be recorded */
     if (s->id && s->kind != FDR__SITE_GUARD)
-        __atomic_store_n(&class_sel[s->id], sel, __ATOMIC_RELAXED);
+        __atomic_store_n(&fdr__class_sel[s->id], sel, __ATOMIC_RELAXED);
     __atomic_store_n(&s->state, st, __ATOMIC_RELAXED);
 }
 
 uint32_t fdr__registry_route_sel(uint16_t id)
 {
-    return id <= FDR__MAX_CLASSES ? __atomic_load_n(&class_sel[id], __ATOMIC_RELAXED) : 0;
+    return id <= FDR__MAX_CLASSES ? __atomic_load_n(&fdr__class_sel[id], __ATOMIC_RELAXED)
+                                  : 0;
 }
 
 uint32_t fdr__registry_routes_on(void)

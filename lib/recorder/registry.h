@@ -37,6 +37,7 @@ void fdr__registry_set_route(unsigned slot, struct fdr__rules *r, uint32_t mask)
 /* The slots on, and the slots that record class `id`. */
 uint32_t fdr__registry_routes_on(void);
 uint32_t fdr__registry_route_sel(uint16_t id);
+extern uint32_t fdr__class_sel[FDR__MAX_CLASSES + 1]; /* its table (relaxed) */
 /* The class table's sealed memfd (fdrd maps it) and its size; -1 when the
  * table is not in one. */
 int fdr__registry_share(uint64_t *size);

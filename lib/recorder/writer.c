@@ -344,7 +344,12 @@ static void lane_close(const struct fdr__writer *w, struct fdr__lane *l, uint64_
         now = p->ts_begin;
     p->ts_end = now;
     p->content_size = (uint64_t)(l->pos - (char *)p) * 8;
-    publish(l->buf->hdr, p);
+    struct fdr__buf_hdr *h = l->buf->hdr;
+    publish(h, p);
+    if (h->mode == FDR__MODE_DISCARD &&
+        (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_RELAXED)) * 2 >=
+            h->n_packets)
+        fdr__buf_ring_bell();
 }
 
 /* Room for `total` bytes in lane l, as make_room does for the primary. */
@@ -391,7 +396,9 @@ static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
     size_t len = (size_t)(end - start);
     for (; sel; sel &= sel - 1) {
         struct fdr__lane *l = &w->lane[__builtin_ctz(sel)];
-        char *p = lane_room(w, l, len, now);
+        char *p = l->pkt && (size_t)(lane_tail(l) - l->pos) >= len
+                      ? l->pos /* the common case: room in the open packet */
+                      : lane_room(w, l, len, now);
         if (!p) {
             l->buf->hdr->discarded++;
             continue;
@@ -401,12 +408,6 @@ static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
         /* As fdr__commit: the committed position, after the event. */
         __atomic_store_n((uint64_t *)(void *)lane_tail(l) + 1,
                          (uint64_t)(uintptr_t)l->pos, __ATOMIC_RELEASE);
-        if (l->buf->hdr->mode == FDR__MODE_DISCARD &&
-            (l->buf->hdr->produced -
-             __atomic_load_n(&l->buf->hdr->consumed, __ATOMIC_RELAXED)) *
-                    2 >=
-                l->buf->hdr->n_packets)
-            fdr__buf_ring_bell();
     }
 }
 
@@ -631,6 +632,19 @@ char *fdr__reserve_raw(struct fdr__site *s, size_t payload, int *why, char **tai
 /* Commits an event that fdr__commit() does not: printed ones (then `tail`
  * is NULL when the event is only printed, built in scratch), and those of
  * a site whose state was not simply "record" when the event began. */
+void fdr__commit_multi(struct fdr__site *s, char *end, char *tail)
+{
+    struct fdr__thread *t = &fdr__self;
+    struct fdr__writer *w = t->writer;
+    /* The event starts at pos, not yet moved past it (fdr__commit does). */
+    char *start = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
+    uint32_t sel =
+        w ? __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED) & w->lanes_on : 0;
+    if (sel)
+        lanes_copy(w, sel, start, end);
+    fdr__commit(end, tail);
+}
+
 void fdr__commit_slow(char *end, char *tail)
 {
     struct fdr__thread *t = &fdr__self;

@@ -117,6 +117,9 @@ FDR__EXTERN __thread struct fdr__thread fdr__self
 /* Out of line. */
 FDR__EXTERN char *fdr__reserve_slow(struct fdr__site *site, size_t payload, char **tail);
 FDR__EXTERN void fdr__commit_slow(char *end, char *tail);
+/* Commits an event recorded on the fast path that other fdrd traces take
+ * too (FDR__S_MULTI): copies it into this thread's rings of them first. */
+FDR__EXTERN void fdr__commit_multi(struct fdr__site *site, char *end, char *tail);
 FDR__EXTERN int fdr__guard_check(struct fdr__site *site);
 FDR__EXTERN void fdr__register_sites(struct fdr__site *const *begin,
                                      struct fdr__site *const *end);
@@ -185,8 +188,10 @@ FDR__INLINE int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload,
      * packet (flush) and stores pos; the value is used only with room
      * below `end`, which that controller pulled down. Same instruction. */
     q = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
-    /* One test: nested, not only recorded (new, printed), or no room. */
-    if (__builtin_expect(nested | (uint32_t)(state ^ FDR__S_RECORD) |
+    /* One test: nested, not only recorded (new, printed), or no room.
+     * Recorded and copied to other fdrd traces (FDR__S_MULTI) passes: the
+     * call site then commits with fdr__commit_multi. */
+    if (__builtin_expect(nested | (uint32_t)((state & ~FDR__S_MULTI) ^ FDR__S_RECORD) |
                              (uint32_t)((uintptr_t)q + payload + FDR__EVENT_HEADER_SIZE >
                                         (uintptr_t)e),
                          0))
