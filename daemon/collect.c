@@ -65,6 +65,7 @@ struct fdrd_ring {
 struct fdrd_route {
     struct fdrd_route *next;
     uint32_t id, trace_id, mode, slot;
+    uint32_t backfill; /* the trace was started before the process came */
     char outdir[FDR_PROTO_PATH_CAP];
     int dir_fd;      /* <outdir>/<name>-<pid>, -1 until the first write */
     uint32_t meta_n; /* classes the metadata on disk knows */
@@ -345,6 +346,7 @@ static void send_route(struct fdrd_client *c, struct fdrd_route *r,
     m->mode = t->mode;
     m->slot = r->slot;
     m->mask = t->mask;
+    m->flags = r->backfill ? FDR__ROUTE_BACKFILL : 0;
     if (active) {
         m->nitems = t->nitems;
         m->len = t->len;
@@ -367,9 +369,10 @@ static struct fdrd_route *route_of(const struct fdrd_client *c,
     return NULL;
 }
 
-/* Routes client c into trace t, in its lowest free slot. */
+/* Routes client c into trace t, in its lowest free slot; `backfill` when
+ * the trace was started before c registered. */
 static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
-                        struct fdrd_trace *t)
+                        struct fdrd_trace *t, int backfill)
 {
     unsigned slot = 0;
     while (slot < FDR_PROTO_TRACES_MAX && c->col->slot[slot])
@@ -386,6 +389,7 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
     r->trace_id = t->id;
     r->mode = t->mode;
     r->slot = slot;
+    r->backfill = (uint32_t)backfill;
     r->dir_fd = -1;
     memcpy(r->outdir, t->outdir, sizeof r->outdir);
     r->next = c->col->routes;
@@ -434,7 +438,7 @@ int fdrd_collect_classes(struct fdrd_server *s, struct fdrd_client *c,
     c->col->params = *m;
     for (unsigned i = 0; i < s->traces.n; i++)
         if (s->traces.t[i]->active)
-            route_begin(s, c, s->traces.t[i]);
+            route_begin(s, c, s->traces.t[i], 1);
     return 0;
 }
 
@@ -458,7 +462,7 @@ void fdrd_collect_started(struct fdrd_server *s, struct fdrd_trace *t)
     for (unsigned i = 0; i < s->nclients; i++) {
         struct fdrd_client *c = s->clients[i];
         if (c->col && !c->dead)
-            route_begin(s, c, t);
+            route_begin(s, c, t, 0);
     }
 }
 

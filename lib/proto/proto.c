@@ -99,7 +99,7 @@ _Static_assert(sizeof(struct fdr__msg_register_process) == 120, "process layout"
 _Static_assert(sizeof(struct fdr__msg_register_provider) == 112, "provider layout");
 _Static_assert(sizeof(struct fdr__msg_buffer) == 40, "buffer layout");
 _Static_assert(sizeof(struct fdr__msg_classes) == 80, "classes layout");
-_Static_assert(sizeof(struct fdr__msg_route) == 48, "route layout");
+_Static_assert(sizeof(struct fdr__msg_route) == 56, "route layout");
 _Static_assert(offsetof(struct fdr__msg_route, len) ==
                    offsetof(struct fdr__msg_route, nitems) + 4,
                "len follows nitems");

@@ -219,12 +219,17 @@ struct fdr__msg_classes {
  * route slot `slot` (0..31), with that trace's event selection and filter
  * mask; or the end of the route in that slot (active 0). `route` numbers
  * the routes fdrd sent, from 1.
+ * flags BACKFILL: the trace was started before the process registered,
+ * so what its threads recorded until then belongs to it (writer.c hands
+ * it over).
  *   16 trace | 20 active | 24 route | 28 mode | 32 slot | 36 mask |
- *   40 nitems | 44 len | 48 items[len] */
+ *   40 flags | 44 pad | 48 nitems | 52 len | 56 items[len] */
+enum { FDR__ROUTE_BACKFILL = 1 };
 struct fdr__msg_route {
     struct fdr__msg_hdr h;
     uint32_t trace, active, route, mode;
     uint32_t slot, mask;
+    uint32_t flags, pad;
     uint32_t nitems, len;
     char items[];
 };

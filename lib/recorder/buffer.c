@@ -134,6 +134,7 @@ char *fdr__buf_slot(const struct fdr__buf_hdr *h, uint64_t seq)
 
 uint32_t fdr__route_gen;
 uint32_t fdr__routes[FDR__ROUTE_SLOTS];
+uint32_t fdr__route_backfill[FDR__ROUTE_SLOTS];
 static uint32_t route_last; /* the newest route announced */
 /* The routed rings' lock: a leaf, taken by writers inside their tracing
  * section (writer.c, reroute), so never held while waiting for anything;
@@ -260,11 +261,12 @@ void fdr__buf_put_routed(struct fdr__buf *b)
         unmap(b);
 }
 
-void fdr__buf_set_route(unsigned slot, uint32_t route)
+void fdr__buf_set_route(unsigned slot, uint32_t route, int backfill)
 {
     if (slot >= FDR__ROUTE_SLOTS)
         return;
     pthread_mutex_lock(&route_lock);
+    __atomic_store_n(&fdr__route_backfill[slot], backfill ? route : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fdr__routes[slot], route, __ATOMIC_RELEASE);
     if (route > route_last)
         route_last = route;
@@ -292,6 +294,7 @@ void fdr__buf_drop_routes(void)
 {
     pthread_mutex_lock(&route_lock);
     memset(fdr__routes, 0, sizeof fdr__routes);
+    memset(fdr__route_backfill, 0, sizeof fdr__route_backfill);
     route_last = 0; /* a new fdrd numbers its routes from 1 again */
     struct fdr__buf *old = routed_free;
     routed_free = NULL;
@@ -342,6 +345,7 @@ void fdr__buf_forget_all(void)
         close(doorbell);
     doorbell = -1;
     memset(fdr__routes, 0, sizeof fdr__routes);
+    memset(fdr__route_backfill, 0, sizeof fdr__route_backfill);
     route_last = 0;
     fdr__route_gen = 0;
     uint32_t n = count;

@@ -43,6 +43,9 @@ void fdr__buf_forget_all(void);
 #define FDR__ROUTE_SLOTS 32
 extern uint32_t fdr__route_gen;                /* bumped by every change */
 extern uint32_t fdr__routes[FDR__ROUTE_SLOTS]; /* route per slot, 0: none */
+/* The route of the slot when its trace wants what threads recorded
+ * before it came (FDR__ROUTE_BACKFILL), else 0. */
+extern uint32_t fdr__route_backfill[FDR__ROUTE_SLOTS];
 /* Maps a ring fdrd made (fd is kept): checks its header against `size`.
  * A ring of a current route or of one not announced yet (fdrd sends rings
  * before their route) is kept; one of a route that ended is unmapped.
@@ -58,7 +61,7 @@ void fdr__buf_route_lock(void);
 void fdr__buf_route_unlock(void);
 /* Sets the route of a slot (0: none); free rings of ended routes are
  * unmapped. fdr__buf_drop_routes: every slot none (fdrd went away). */
-void fdr__buf_set_route(unsigned slot, uint32_t route);
+void fdr__buf_set_route(unsigned slot, uint32_t route, int backfill);
 void fdr__buf_drop_routes(void);
 /* The eventfd rung when a routed ring is half full (fd is taken). It
  * replaces the previous one, whose number stays taken: a writer may be

@@ -40,7 +40,9 @@
  *     away every slot is, and the threads go back to their own rings.
  *
  * A forked child closes its copy of the connection (fork_child in init.c
- * calls fdr__daemon_forget): the parent's registration is the parent's. */
+ * calls fdr__daemon_forget): the parent's registration is the parent's;
+ * the child starts a thread of its own and registers as a process of its
+ * own, with its own class table, and fdrd routes it like any other. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -100,13 +102,14 @@ static int send_msg(void *msg, size_t len, unsigned type, uint32_t s)
 
 /* Sets the route of a slot (0: none) with its selection and mask; every
  * thread moves, none writes meanwhile (writer.c, fdr__writers_hold). */
-static void set_route(unsigned slot, uint32_t r, struct fdr__rules *rules, uint32_t mask)
+static void set_route(unsigned slot, uint32_t r, struct fdr__rules *rules, uint32_t mask,
+                      int backfill)
 {
     fdr__writers_hold(1);
     fdr__registry_set_route(slot, r ? rules : NULL, mask);
     if (!r)
         fdr__rules_free(rules);
-    fdr__buf_set_route(slot, r);
+    fdr__buf_set_route(slot, r, backfill);
     fdr__writers_hold(0);
     routes = r ? routes | 1u << slot : routes & ~(1u << slot);
     debug(r ? "recording into an fdrd trace" : "an fdrd trace ended here");
@@ -295,7 +298,8 @@ static int read_reply(void)
                                        &rules) < 0)
                 return -1;
         }
-        set_route(m->slot, m->active ? m->route : 0, rules, m->mask);
+        set_route(m->slot, m->active ? m->route : 0, rules, m->mask,
+                  (m->flags & FDR__ROUTE_BACKFILL) != 0);
         return 0;
     }
     const struct fdr__msg_reply *r = (const void *)buf;
@@ -426,12 +430,14 @@ void fdr__daemon_start(void)
     started = 1;
 }
 
-void fdr__daemon_forget(void)
+int fdr__daemon_forget(void)
 {
-    /* The child has no client thread: its copies of the parent's
-     * descriptors go (the connection is the parent's). */
+    /* In a forked child: the parent's connection, thread and routes are
+     * the parent's (buffer.c and registry.c forgot theirs). A child of a
+     * registered process registers on its own, with a thread of its own,
+     * and gets rings of its own from fdrd. */
     if (!started)
-        return;
+        return 0;
     started = 0;
     fdr__provider_changed_hook = fdr__daemon_noop;
     int s = __atomic_load_n(&sock_fd, __ATOMIC_RELAXED);
@@ -441,6 +447,12 @@ void fdr__daemon_forget(void)
     if (wake_fd >= 0)
         close(wake_fd);
     wake_fd = -1;
+    memset(sent, 0, sizeof sent);
+    memset(handle, 0, sizeof handle);
+    routes = 0;
+    nwant = 0;
+    pthread_mutex_init(&want_lock, NULL);
+    return 1;
 }
 
 void fdr__daemon_noop(void) {}

@@ -7,7 +7,7 @@
  * process and its providers; never blocks, never fails the program. */
 void fdr__daemon_start(void);
 /* In a forked child: drops the parent's connection (no thread here). */
-void fdr__daemon_forget(void);
+int fdr__daemon_forget(void); /* 1 when it was registered */
 void fdr__daemon_noop(void);
 
 #endif

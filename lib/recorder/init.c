@@ -170,17 +170,28 @@ static void fork_child(void)
             free(w); /* its thread does not exist here */
     }
     struct fdr__thread *t = &fdr__self;
-    free(t->writer);
+    struct fdr__writer *me = t->writer;
+    if (me) {
+        /* Its rings of fdrd's routes are the parent's: unmapped here. */
+        for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+            if (me->lane[i].buf)
+                fdr__buf_unmap(me->lane[i].buf);
+        if (me->buf != me->local && !me->pslot)
+            fdr__buf_unmap(me->buf);
+    }
+    free(me);
     t->writer = NULL;
     t->pos = t->end = NULL;
     fdr__writers = NULL;
     fdr__buf_forget_all();
     fdr__consumer_forget();
-    fdr__daemon_forget();
+    int registered = fdr__daemon_forget();
     fdr__registry_fork_child();
     fdr__cfg.output[0] = 0;
     fdr__cfg.mode = FDR__MODE_OVERWRITE;
     fork_release(FDR__FORK_CHILD);
+    if (registered)
+        fdr__daemon_start(); /* the child registers on its own */
 }
 
 /* What the lower layers tell the upper ones goes through pointers set here,
@@ -222,8 +233,8 @@ static void init_once(void)
         fdr__cfg.mode = FDR__MODE_OVERWRITE;
     } else if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_OVERWRITE)
         fdr__consumer_prepare();
-    fdr__crash_init();  /* crash handlers (crash.c) */
-    fdr__flight_init(); /* snapshot signal (snapshot.c) */
+    fdr__crash_init();   /* crash handlers (crash.c) */
+    fdr__flight_init();  /* snapshot signal (snapshot.c) */
     fdr__daemon_start(); /* fdrd, if one runs: registration (daemon.c) */
     __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
 }

@@ -84,28 +84,40 @@ void fdr__registry_unlock(void)
     pthread_mutex_unlock(&lock);
 }
 
+/* A zeroed table, shared (MAP_SHARED): in a memfd whose size is sealed when
+ * memfds work (*fd, else -1), so that fdrd can map it and read it without
+ * fearing a SIGBUS (daemon.c). NULL when nothing could be mapped. */
+static struct region *table_new(int *fd)
+{
+    size_t size = sizeof(struct region);
+    int m = memfd_create("fdr-classes", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (m >= 0 &&
+        (ftruncate(m, (off_t)size) < 0 ||
+         fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)) {
+        close(m);
+        m = -1;
+    }
+    void *p =
+        mmap(NULL, size, PROT_READ | PROT_WRITE,
+             m >= 0 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, m, 0);
+    if (p == MAP_FAILED) {
+        if (m >= 0)
+            close(m);
+        return NULL;
+    }
+    *fd = m;
+    return p;
+}
+
 void fdr__registry_init(void)
 {
     if (reg)
         return;
     /* Shared, so that the drain helper (consumer.c) sees classes added
-     * after it was cloned, and in a memfd whose size is sealed, so that
-     * fdrd can map it and read it without fearing a SIGBUS (daemon.c); a
-     * forked child takes a private copy. */
-    size_t size = sizeof(struct region);
-    int fd = memfd_create("fdr-classes", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd >= 0 &&
-        (ftruncate(fd, (off_t)size) < 0 ||
-         fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)) {
-        close(fd);
-        fd = -1;
-    }
-    void *p =
-        mmap(NULL, size, PROT_READ | PROT_WRITE,
-             fd >= 0 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, fd, 0);
-    if (p == MAP_FAILED) {
-        if (fd >= 0)
-            close(fd);
+     * after it was cloned, and fdrd too (table_new). */
+    int fd;
+    struct region *p = table_new(&fd);
+    if (!p) {
         fdr__warn("cannot map the event registry; tracing is off");
         return;
     }
@@ -113,24 +125,6 @@ void fdr__registry_init(void)
     reg_fd = fd;
     reg->magic = FDR__CLASS_TABLE_MAGIC;
     reg->pool_used = 1; /* offset 0 is "" */
-}
-
-void fdr__registry_fork_child(void)
-{
-    if (!reg)
-        return;
-    struct region *p = mmap(NULL, sizeof(struct region), PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
-        return; /* unlikely; the child then shares the parent's classes */
-    memcpy(p, reg,
-           offsetof(struct region, classes) + reg->n_classes * sizeof reg->classes[0]);
-    memcpy(p->pool, reg->pool, reg->pool_used);
-    munmap(reg, sizeof(struct region));
-    reg = p;
-    if (reg_fd >= 0)
-        close(reg_fd);
-    reg_fd = -1;
 }
 
 int fdr__registry_share(uint64_t *size)
@@ -356,6 +350,37 @@ static void set_state(struct fdr__site *s)
     if (s->id && s->kind != FDR__SITE_GUARD)
         __atomic_store_n(&fdr__class_sel[s->id], sel, __ATOMIC_RELAXED);
     __atomic_store_n(&s->state, st, __ATOMIC_RELAXED);
+}
+
+void fdr__registry_fork_child(void)
+{
+    if (!reg)
+        return;
+    /* A table of the child's own, for its drain helper and its fdrd
+     * registration: the parent's goes on changing. */
+    int fd;
+    struct region *p = table_new(&fd);
+    if (!p)
+        return; /* unlikely; the child then shares the parent's classes */
+    memcpy(p, reg,
+           offsetof(struct region, classes) + reg->n_classes * sizeof reg->classes[0]);
+    memcpy(p->pool, reg->pool, reg->pool_used);
+    munmap(reg, sizeof(struct region));
+    reg = p;
+    if (reg_fd >= 0)
+        close(reg_fd);
+    reg_fd = fd;
+    /* The parent's fdrd traces are the parent's: the child records as
+     * FDR_EVENTS says until fdrd routes it (the lock is ours: fork). */
+    if (route_on) {
+        for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
+            fdr__rules_free(route_rules[i]);
+            route_rules[i] = NULL;
+        }
+        route_on = 0;
+        for (size_t i = 0; i < n_sites; i++)
+            set_state(sites[i]);
+    }
 }
 
 uint32_t fdr__registry_route_sel(uint16_t id)

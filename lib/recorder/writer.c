@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "fdr/fdr.h"
+#include "common/iter.h"
 #include "recorder/buffer.h"
 #include "recorder/config.h"
 #include "recorder/print.h"
@@ -102,6 +103,11 @@ static void count_discarded(struct fdr__writer *w)
         w->buf->hdr->discarded++;
 }
 
+static uint64_t discarded_total(const struct fdr__buf_hdr *h)
+{
+    return h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
+}
+
 /* The library has started (its entry points saw to it, api.c). */
 static struct fdr__writer *writer_create(struct fdr__thread *t)
 {
@@ -127,6 +133,7 @@ static struct fdr__writer *writer_create(struct fdr__thread *t)
     t->writer = w;
     /* Events nested in this thread's first event before it had a buffer
      * (flight-reentry test): counted now, in the first packet. */
+    w->local_lost0 = discarded_total(w->buf->hdr);
     __atomic_fetch_add(&w->buf->hdr->nested, nested_early, __ATOMIC_RELAXED);
     nested_early = 0;
     __atomic_store_n(&t->enabled,
@@ -142,11 +149,6 @@ struct fdr__writer *fdr__writer_self(void)
 {
     struct fdr__thread *t = &fdr__self;
     return t->writer ? t->writer : writer_create(t);
-}
-
-static uint64_t discarded_total(const struct fdr__buf_hdr *h)
-{
-    return h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
 }
 
 static void fill_header(const struct fdr__writer *w, const struct fdr__buf *b,
@@ -411,6 +413,44 @@ static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
     }
 }
 
+/* Hands the events this thread recorded in its own ring to the routes of
+ * the slots in `slots` (lanes with a ring), as far as the ring still holds
+ * them: each event a route's selection takes is copied, in order, with its
+ * time; packets of other threads (the ring was theirs before) stay. For a
+ * trace started before the process registered (FDR__ROUTE_BACKFILL): the
+ * program's first events are not lost to it. */
+static void backfill(struct fdr__writer *w, uint32_t slots)
+{
+    const struct fdr__buf *b = w->local;
+    const struct fdr__buf_hdr *h = b->hdr;
+    struct fdr__classes t;
+    fdr__registry_classes(&t);
+    uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+    uint64_t first = produced > b->geom.n_packets ? produced - b->geom.n_packets : 0;
+    for (uint64_t seq = first; seq < produced; seq++) {
+        struct fdr__pkt hdr;
+        const char *slot = fdr__ring_slot(h, &b->geom, seq);
+        if (fdr__pkt_check(slot, &b->geom, seq, &hdr) < 0 || hdr.tid != (uint32_t)w->tid)
+            continue;
+        struct fdr__iter it;
+        struct fdr__event ev;
+        fdr__iter_init(&it, slot, hdr.content_size / 8, &t);
+        while (fdr__iter_next(&it, &ev) > 0) {
+            uint32_t sel =
+                __atomic_load_n(&fdr__class_sel[ev.id], __ATOMIC_RELAXED) & slots;
+            if (sel)
+                lanes_copy(w, sel, ev.payload - FDR__EVENT_HEADER_SIZE,
+                           ev.payload + ev.len);
+        }
+    }
+    /* What it lost meanwhile (a full ring, a snapshot, the change of
+     * route itself) is counted in each: of every class, so perhaps more
+     * than the trace would have taken, never less. */
+    uint64_t lost = discarded_total(h) - w->local_lost0;
+    for (uint32_t s = slots; s && lost; s &= s - 1)
+        w->lane[__builtin_ctz(s)].buf->hdr->discarded += lost;
+}
+
 /* Moves w to the rings of the current routes (buffer.c), or back to its
  * own ring: its thread only, in the slow path. The primary (lowest) slot's
  * ring becomes w->buf, the fast path's; the other slots' rings are lanes.
@@ -449,9 +489,25 @@ static void reroute(struct fdr__writer *w, uint64_t now)
         }
     }
     w->lanes_on = 0;
-    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
-        if (w->lane[i].buf)
-            w->lanes_on |= 1u << i;
+    uint32_t past = 0; /* slots that take this thread's past events */
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
+        struct fdr__lane *l = &w->lane[i];
+        if (!l->buf)
+            continue;
+        w->lanes_on |= 1u << i;
+        uint32_t bf = __atomic_load_n(&fdr__route_backfill[i], __ATOMIC_RELAXED);
+        if (bf && bf == l->buf->route && w->backfilled[i] != bf) {
+            w->backfilled[i] = bf;
+            past |= 1u << i;
+        }
+    }
+    if (past) {
+        backfill(w, past);
+        /* The primary's ring is written through w->pkt from now on. */
+        for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+            if (past >> i & 1)
+                lane_close(w, &w->lane[i], now);
+    }
     unsigned ps = on ? (unsigned)__builtin_ctz(on) : 0;
     /* FDR_OUTPUT (registry.c, compute_state): the own ring stays primary. */
     if (on && w->lane[ps].buf && !fdr__cfg.output[0]) {

@@ -37,6 +37,8 @@ struct fdr__writer {
     uint32_t multi_sel;     /* lanes the event being written is copied to */
     char *multi_start;      /* that event's first byte */
     struct fdr__lane lane[FDR__ROUTE_SLOTS];
+    uint32_t backfilled[FDR__ROUTE_SLOTS]; /* route it handed its past to */
+    uint64_t local_lost0; /* its own ring's discarded events when it took it */
 };
 
 /* Routes change in three steps (daemon.c): fdr__writers_hold(1) makes

@@ -17,6 +17,9 @@ discard mode:
     and per thread recorded + discarded == N exactly,
     the n values strictly increasing; the CLI reads the whole directory
     without an error.
+A program that records before fdrd routed it (a trace started before it
+came): at its threads' next event those first events are handed to the
+trace, which then holds n = 0..N exactly.
 Then flight-recorder mode: a trace created --overwrite keeps its rings
 until its program is SIGKILLed with its threads' packets open; then the
 newest events are on disk, the last one (n = N-1) of every thread among
@@ -99,6 +102,33 @@ for p in (normal, killed, late):
         c.check(len(v) + lost[tid] == N, "pid %d tid %d: %d recorded + %d discarded, "
                 "emitted %d" % (p.pid, tid, len(v), lost[tid], N))
 c.run(["babeltrace2", out], expect_rc=0)
+
+# ---- events recorded before fdrd routed the program are handed to a trace
+# that was started before it came ---------------------------------------------
+e = dict(s.env)
+e.update(FDR_DEBUG="1", FDR_BUFFER_SIZE="4M")
+s.fdr("create", "E", "-o", os.path.join(s.work, "early"))
+s.fdr("enable", "E", "ses:tick")
+s.fdr("start", "E")
+p = subprocess.Popen([prog, "early", str(THREADS), str(N)], env=e, stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+s.pids.add(p.pid)
+c.check(p.stdout.readline() == "recorded\n", "early: not recorded")
+while "recording into an fdrd trace" not in p.stderr.readline():
+    pass
+p.stdin.write("more\n")
+p.stdin.flush()
+c.check(p.stdout.readline() == "done\n", "early: not done")
+p.stdin.close()
+c.check(p.wait(timeout=120) == 0, "early: exit status")
+h.wait_for(lambda: p.pid not in processes(), "fdrd saw it go")
+s.fdr("destroy", "E")
+ns, lost = h.per_thread(os.path.join(s.work, "early", "session-prog-%d" % p.pid))
+c.check(len(ns) == THREADS, "early: %d threads" % len(ns))
+for (tid, _), v in ns.items():
+    c.check(v == sorted(set(v)) and v[-1] == N and len(v) + lost[tid] == N + 1,
+            "early tid %d: %d recorded + %d discarded of %d, last %d"
+            % (tid, len(v), lost[tid], N + 1, v[-1] if v else -1))
 
 # ---- flight recorder: written when the trace ends --------------------------
 fout = os.path.join(s.work, "flight")

@@ -20,6 +20,16 @@
  *       and exits 0 at end of input; with "kill", the threads do not end
  *       (their packets stay open): once all are done it prints "done" and
  *       waits to be killed
+ *   session-prog early THREADS N
+ *       each thread records N ses:tick (t, n = 0..N-1) at once; prints
+ *       "recorded"; at the line "more" each records n = N; prints "done"
+ *       and exits 0 at end of input
+ *   session-prog forks K N   (with FDR_EVENTS=-ses:*)
+ *       once routed into a trace that takes ses:tick (fdr_enabled), records
+ *       N ses:tick (t = 0, n), then forks K children: each, once routed
+ *       on its own, records N
+ *       ses:tick (t = its number, from 1) and exits 0; prints "done F"
+ *       (F children failed) when all have ended
  *   session-prog storm THREADS
  *       THREADS threads record ses:tick and ses:rare (t, n) without pause
  *       until the end of input; prints "ready" once they run */
@@ -29,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fdr/fdr.h>
@@ -36,8 +47,16 @@
 static int stop;
 static uint64_t counts[2];
 
-static int go, go_hold, go_done;
+static int go, go_hold, go_done, go_more;
 static unsigned long go_n;
+
+/* Until fdrd routed this process into a trace that takes ses:tick: run
+ * with FDR_EVENTS=-ses:* so that fdr_enabled says no until then. */
+static void wait_routed(void)
+{
+    while (!fdr_enabled(ses, tick))
+        usleep(1000);
+}
 
 static void *storm(void *arg)
 {
@@ -46,6 +65,19 @@ static void *storm(void *arg)
         fdr_trace(ses, tick, "t=%d n=%lu", t, n);
         fdr_trace(ses, rare, "t=%d n=%lu", t, n);
     }
+    return NULL;
+}
+
+/* "early": N events at once, then one more (n = N) once told. */
+static void *early_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (unsigned long n = 0; n < go_n; n++)
+        fdr_trace(ses, tick, "t=%d n=%lu", t, n);
+    __atomic_fetch_add(&go_done, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&go_more, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    fdr_trace(ses, tick, "t=%d n=%lu", t, go_n);
     return NULL;
 }
 
@@ -148,6 +180,53 @@ int main(int argc, char **argv)
         while (fgets(line, sizeof line, stdin))
             ;
         return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "early") == 0) {
+        int nt = atoi(argv[2]);
+        go_n = strtoul(argv[3], NULL, 10);
+        pthread_t th[16];
+        if (nt < 1 || nt > 16)
+            return 2;
+        for (int t = 0; t < nt; t++)
+            pthread_create(&th[t], NULL, early_thread, (void *)(intptr_t)t);
+        while (__atomic_load_n(&go_done, __ATOMIC_ACQUIRE) < nt)
+            usleep(1000);
+        puts("recorded");
+        fflush(stdout);
+        if (!fgets(line, sizeof line, stdin) || strncmp(line, "more", 4) != 0)
+            return 4;
+        __atomic_store_n(&go_more, 1, __ATOMIC_RELEASE);
+        for (int t = 0; t < nt; t++)
+            pthread_join(th[t], NULL);
+        puts("done");
+        fflush(stdout);
+        while (fgets(line, sizeof line, stdin))
+            ;
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "forks") == 0) {
+        int k = atoi(argv[2]);
+        unsigned long n = strtoul(argv[3], NULL, 10);
+        wait_routed();
+        for (unsigned long i = 0; i < n; i++)
+            fdr_trace(ses, tick, "t=%d n=%lu", 0, i);
+        for (int c = 0; c < k; c++) {
+            pid_t pid = fork();
+            if (pid < 0)
+                return 5;
+            if (pid == 0) {
+                alarm(60);
+                wait_routed();
+                for (unsigned long i = 0; i < n; i++)
+                    fdr_trace(ses, tick, "t=%d n=%lu", c + 1, i);
+                _exit(0);
+            }
+        }
+        int bad = 0, st;
+        while (wait(&st) > 0)
+            bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+        printf("done %d\n", bad);
+        return bad != 0;
     }
     if (argc == 3 && strcmp(argv[1], "storm") == 0) {
         int nt = atoi(argv[2]);
