@@ -274,7 +274,13 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
     fill_header(w, w->buf, p, seq, now, discarded);
     struct fdr__thread *t = w->self;
     __atomic_store_n(&t->pos, (char *)(p + 1), __ATOMIC_RELAXED);
-    set_end(t, tail_of(w));
+    /* Only a thread raises its own `end`. A controller that opens a
+     * paused thread's packet (flush carrying its discards) must not, not
+     * even for the moment set_end takes to pull it down again: the thread,
+     * seen out of its section, could start an event on that moment's
+     * `end` and write while the controller closes the packet under it. */
+    if (t == &fdr__self)
+        set_end(t, tail_of(w));
     return 0;
 }
 
