@@ -427,6 +427,16 @@ static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
  * program's first events are not lost to it. */
 static void backfill(struct fdr__writer *w, uint32_t slots)
 {
+    /* A ring another thread used already holds later events: its stream's
+     * time would run backwards. Into such a ring the past is counted as
+     * discarded instead (the ring came back from a thread that ended). */
+    uint32_t fresh = 0;
+    for (uint32_t s = slots; s; s &= s - 1) {
+        const struct fdr__buf_hdr *lh = w->lane[__builtin_ctz(s)].buf->hdr;
+        if (__atomic_load_n(&lh->produced, __ATOMIC_ACQUIRE) == 0 &&
+            !w->lane[__builtin_ctz(s)].pkt)
+            fresh |= s & -s;
+    }
     const struct fdr__buf *b = w->local;
     const struct fdr__buf_hdr *h = b->hdr;
     struct fdr__classes t;
@@ -444,9 +454,11 @@ static void backfill(struct fdr__writer *w, uint32_t slots)
         while (fdr__iter_next(&it, &ev) > 0) {
             uint32_t sel =
                 __atomic_load_n(&fdr__class_sel[ev.id], __ATOMIC_RELAXED) & slots;
-            if (sel)
-                lanes_copy(w, sel, ev.payload - FDR__EVENT_HEADER_SIZE,
+            if (sel & fresh)
+                lanes_copy(w, sel & fresh, ev.payload - FDR__EVENT_HEADER_SIZE,
                            ev.payload + ev.len);
+            for (uint32_t u = sel & ~fresh; u; u &= u - 1)
+                w->lane[__builtin_ctz(u)].buf->hdr->discarded++;
         }
     }
     /* What it lost meanwhile (a full ring, a snapshot, the change of
