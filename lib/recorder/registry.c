@@ -383,12 +383,6 @@ void fdr__registry_fork_child(void)
     }
 }
 
-uint32_t fdr__registry_route_sel(uint16_t id)
-{
-    return id <= FDR__MAX_CLASSES ? __atomic_load_n(&fdr__class_sel[id], __ATOMIC_RELAXED)
-                                  : 0;
-}
-
 uint32_t fdr__registry_routes_on(void)
 {
     return __atomic_load_n(&route_on, __ATOMIC_RELAXED);

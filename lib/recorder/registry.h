@@ -34,10 +34,9 @@ void fdr__registry_set_rules(int which, struct fdr__rules *r);
  * turns the slot off) and filter mask. While any slot is on, the slots
  * decide what is recorded instead of RECORD (see registry.c). */
 void fdr__registry_set_route(unsigned slot, struct fdr__rules *r, uint32_t mask);
-/* The slots on, and the slots that record class `id`. */
+/* The slots on, and per class id the slots that record it. */
 uint32_t fdr__registry_routes_on(void);
-uint32_t fdr__registry_route_sel(uint16_t id);
-extern uint32_t fdr__class_sel[FDR__MAX_CLASSES + 1]; /* its table (relaxed) */
+extern uint32_t fdr__class_sel[FDR__MAX_CLASSES + 1]; /* per class id (relaxed) */
 /* The class table's sealed memfd (fdrd maps it) and its size; -1 when the
  * table is not in one. */
 int fdr__registry_share(uint64_t *size);

@@ -650,7 +650,10 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
     if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE))
         reroute(w, now);
     /* The other traces that take this event and have a lane here. */
-    uint32_t multi = st & FDR__S_MULTI ? fdr__registry_route_sel(s->id) & w->lanes_on : 0;
+    uint32_t multi =
+        st & FDR__S_MULTI
+            ? __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED) & w->lanes_on
+            : 0;
     if (st & FDR__S_RECORD) {
         p = make_room(w, total, now, tail);
         if (!p) {
