@@ -11,11 +11,14 @@ connection (the client reads end of stream), closes every fd that came
 `fdr list` right after. Then 1,000 idle connections: accepted and held,
 `fdr list` still served, VmRSS grows by less than 16 MiB; and at
 FDRD_CLIENTS_MAX (4096) connections the next one is refused with a log
-line. Args: fdr fdrd session-client workdir."""
+line. A class table fdrd cannot trust (sent before registering,
+unsealed, too small): dropped with one log line each, its fd closed.
+Args: fdr fdrd session-client workdir."""
 import resource
 import socket
 import struct
 import importlib.util
+import fcntl
 import os
 import sys
 
@@ -108,6 +111,35 @@ for what, data, nf, reason in CASES:
     h.wait_for(lambda: settled(pid, base), "fds closed")
     c.check(list(s.traces()) == ["keep"], what + ": fdr list served after it")
     c.check(s.traces()["keep"]["active"] is False, what + ": the bad message did nothing")
+
+# A class table fdrd cannot trust: sent before registering, or unsealed (the
+# client could shrink it under fdrd's mapping), or too small. Dropped with
+# one log line, its fd closed, nothing mapped.
+CLASSES = 5
+REGISTER = 1
+register = hdr(120, REGISTER) + struct.pack("=8I", os.getpid(), 0, 4, 8, 8, 8, 0, 0) + name("hostile")
+for what, first, size, sealed in [("classes before registering", False, 1 << 26, True),
+                                  ("unsealed classes", True, 1 << 26, False),
+                                  ("classes too small", True, 4096, True)]:
+    k = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    k.connect(s.sock)
+    if first:
+        k.send(register)
+        k.recv(65536)  # its REPLY
+    m = os.memfd_create("hostile", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.ftruncate(m, size)
+    if sealed:
+        fcntl.fcntl(m, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+    socket.send_fds(k, [hdr(80, CLASSES) + struct.pack("=QQqQQQ", size, 1, 0, 0, 0, 1)
+                        + b"\0" * 16], [m])
+    os.close(m)
+    k.settimeout(120)
+    c.check(k.recv(65536) == b"", what + ": dropped")
+    k.close()
+    h.wait_for(lambda: settled(pid, base), what + ": fds closed")
+    c.check(s.log_text().count("a class table fdrd cannot use") >= 1, what + ": logged")
+    c.check(list(s.traces()) == ["keep"], what + ": fdr list served after it")
+c.check(s.log_text().count("a class table fdrd cannot use") == 3, "each logged once")
 
 # A message only fdrd sends, from a client.
 k = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)

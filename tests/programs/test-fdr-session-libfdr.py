@@ -14,7 +14,8 @@ real fdrd and register, and are never harmed by it.
     registers again with a new fdrd.
   - A "daemon" that accepts and never answers (a socket of the test's own):
     the program's main runs and it exits 0; its registration arrived.
-  - A hostile one answering garbage, a header whose size lies, an unknown
+  - A hostile one answering garbage, a header whose size lies, a ring
+    whose memfd is smaller than it says and a route in slot 40, an unknown
     version, an fd nobody asked for: each ends the connection, the program
     connects again, keeps no stray descriptor and exits 0 silently.
   - No fdrd: FDR_DEBUG=1 says so in one line; nothing else changes."""
@@ -147,12 +148,21 @@ junk = [b"\xff" * 37,                                        # garbage
 
 
 def hostile():
-    while len(accepts) < 4:
+    while len(accepts) < 5:
         conn, _ = bad.accept()
         conn.recv(65536)  # the registration
         n = len(accepts)
         if n < len(junk):
             conn.send(junk[n])
+        elif n == len(junk):
+            # a ring whose size lies (its memfd is one page), then a route
+            # in slot 40 of 32: the ring refused, the route ends the talk
+            m = os.memfd_create("lie")
+            os.ftruncate(m, 4096)
+            conn.sendmsg([struct.pack("=IHHIIIIQII", 40, 1, 4, 0, 0, 1, 0, 1 << 20, 1, 0)],
+                         [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", m))])
+            os.close(m)
+            conn.send(struct.pack("=IHHII10I", 56, 1, 6, 0, 0, 1, 1, 1, 0, 40, 0, 0, 0, 0, 0))
         else:  # a reply carrying an fd nobody asked for
             r, w = os.pipe()
             conn.sendmsg([struct.pack("=IHHII", 280, 1, 64, 1, 0) + bytes(264)],
@@ -165,7 +175,7 @@ def hostile():
 threading.Thread(target=hostile, daemon=True).start()
 p = start("hold", "prov", "7", "8", env={"FDR_RUNDIR": bad_dir})
 # each bad answer ends the connection, and the program connects again
-h.wait_for(lambda: len(accepts) >= 4, "the program reconnected after each bad answer")
+h.wait_for(lambda: len(accepts) >= 5, "the program reconnected after each bad answer")
 fds = len(os.listdir("/proc/%d/fd" % p.pid))
 p.stdin.close()
 c.check(p.wait(timeout=120) == 0 and p.stderr.read() == "",
