@@ -110,10 +110,16 @@ e.update(FDR_DEBUG="1", FDR_BUFFER_SIZE="4M")
 s.fdr("create", "E", "-o", os.path.join(s.work, "early"))
 s.fdr("enable", "E", "ses:tick")
 s.fdr("start", "E")
+# fdrd stopped (SIGSTOP) while the program starts: it connects and sends
+# its registration, which waits in the socket, and records all its events
+# before fdrd can route it.
+fdrd = s.daemon_pid()
+os.kill(fdrd, signal.SIGSTOP)
 p = subprocess.Popen([prog, "early", str(THREADS), str(N)], env=e, stdin=subprocess.PIPE,
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 s.pids.add(p.pid)
 c.check(p.stdout.readline() == "recorded\n", "early: not recorded")
+os.kill(fdrd, signal.SIGCONT)
 while "recording into an fdrd trace" not in p.stderr.readline():
     pass
 p.stdin.write("more\n")
