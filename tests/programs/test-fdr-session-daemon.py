@@ -146,7 +146,8 @@ c.check(sorted(t["name"] for t in json.loads(p.stdout)["traces"]) == ["r%d" % i 
         "one fdrd holds the 8 traces: %r" % p.stdout)
 fdrds = [d for d in os.listdir("/proc") if d.isdigit() and h.pid_alive(int(d))
          and os.path.exists("/proc/%s/exe" % d) and os.path.realpath("/proc/%s/exe" % d) == os.path.realpath(s.fdrd_bin)
-         and "race" in open("/proc/%s/environ" % d, "rb").read().decode("latin-1")]
+         and ("FDR_RUNDIR=" + race_env["FDR_RUNDIR"]) in
+         open("/proc/%s/environ" % d, "rb").read().decode("latin-1").split("\0")]
 c.check(fdrds == [str(race_pid)], "one fdrd for the race dir: %r" % fdrds)
 os.kill(race_pid, signal.SIGTERM)
 h.wait_for(lambda: not h.pid_alive(race_pid), "race fdrd stops")
