@@ -296,40 +296,6 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
     return 0;
 }
 
-/* fdrd for the per-event "through the daemon" worker: started by `fdr
- * create` (next to us in the build tree) in a run directory of ours. */
-static int fdr_cmd(const char *bindir, const char *rundir, const char *a1,
-                   const char *a2, const char *a3, const char *a4, const char *a5)
-{
-    char exe[PATH_MAX], fdrd[PATH_MAX], out[4096];
-    snprintf(exe, sizeof exe, "%s/../programs/fdr/fdr", bindir);
-    snprintf(fdrd, sizeof fdrd, "%s/../daemon/fdrd", bindir);
-    if (access(fdrd, X_OK) != 0)
-        return -1;
-    setenv("FDR_RUNDIR", rundir, 1);
-    setenv("FDR_FDRD", fdrd, 1);
-    const char *argv[] = {exe, a1, a2, a3, a4, a5, NULL};
-    int rc = bench_run_cmd(argv, out, sizeof out);
-    unsetenv("FDR_FDRD");
-    unsetenv("FDR_RUNDIR");
-    return rc;
-}
-
-static void fdrd_stop(const char *rundir)
-{
-    char pidf[PATH_MAX + 16];
-    snprintf(pidf, sizeof pidf, "%s/fdrd.pid", rundir);
-    FILE *f = fopen(pidf, "r");
-    long pid = 0;
-    if (f) {
-        if (fscanf(f, "%ld", &pid) != 1)
-            pid = 0;
-        fclose(f);
-    }
-    if (pid > 0)
-        kill((pid_t)pid, SIGTERM);
-}
-
 static int driver_main(const options *o)
 {
     char self[PATH_MAX];
@@ -405,17 +371,17 @@ static int driver_main(const options *o)
     mkdir(rundir, 0700);
     int have_fdrd =
         !o->no_per_event &&
-        fdr_cmd(dirname_of(self), rundir, "create", "perevent", "-o", dout, NULL) == 0 &&
-        fdr_cmd(dirname_of(self), rundir, "enable", "perevent", "bench:two_ints",
+        bench_fdr(dirname_of(self), rundir, "create", "perevent", "-o", dout, NULL) == 0 &&
+        bench_fdr(dirname_of(self), rundir, "enable", "perevent", "bench:two_ints",
                 "bench:int_double_string", NULL) == 0;
     /* And 1, 2, 4 flight-recorder traces at once (nothing drained: the
      * cost of recording into k traces, against the embedded overwrite). */
     static const char *const fr[] = {"fr1", "fr2", "fr3", "fr4"};
     for (int i = 0; i < 4 && have_fdrd; i++)
         have_fdrd =
-            fdr_cmd(dirname_of(self), rundir, "create", fr[i], "--overwrite", "-o", dout) ==
+            bench_fdr(dirname_of(self), rundir, "create", fr[i], "--overwrite", "-o", dout) ==
                 0 &&
-            fdr_cmd(dirname_of(self), rundir, "enable", fr[i], "bench:two_ints",
+            bench_fdr(dirname_of(self), rundir, "enable", fr[i], "bench:two_ints",
                     "bench:int_double_string", NULL) == 0;
     bench_results dr = {0}, dk[3];
     memset(dk, 0, sizeof dk);
@@ -437,10 +403,10 @@ static int driver_main(const options *o)
         for (int k = -1; k < 3 && have_fdrd && !interrupted; k++) {
             const char *bin = dirname_of(self);
             if (k < 0)
-                fdr_cmd(bin, rundir, "start", "perevent", NULL, NULL, NULL);
+                bench_fdr(bin, rundir, "start", "perevent", NULL, NULL, NULL);
             /* k = 0: start fr1; 1: fr2; 2: fr3 and fr4 */
             for (int i = k; k >= 0 && i < (k == 2 ? 4 : k + 1); i++)
-                fdr_cmd(bin, rundir, "start", fr[i], NULL, NULL, NULL);
+                bench_fdr(bin, rundir, "start", fr[i], NULL, NULL, NULL);
             static const char *const what[] = {"the discard trace", "1 flight trace",
                                                "2 flight traces", "4 flight traces"};
             fprintf(stderr, "round %u/%u: worker through fdrd (%s)\n", round + 1,
@@ -455,16 +421,16 @@ static int driver_main(const options *o)
                 failed = 1;
             }
             if (k < 0)
-                fdr_cmd(bin, rundir, "stop", "perevent", NULL, NULL, NULL);
+                bench_fdr(bin, rundir, "stop", "perevent", NULL, NULL, NULL);
         }
         for (int i = 0; i < 4 && have_fdrd; i++)
-            fdr_cmd(dirname_of(self), rundir, "stop", fr[i], NULL, NULL, NULL);
+            bench_fdr(dirname_of(self), rundir, "stop", fr[i], NULL, NULL, NULL);
     }
     if (have_fdrd) {
-        fdr_cmd(dirname_of(self), rundir, "destroy", "perevent", NULL, NULL, NULL);
+        bench_fdr(dirname_of(self), rundir, "destroy", "perevent", NULL, NULL, NULL);
         for (int i = 0; i < 4; i++)
-            fdr_cmd(dirname_of(self), rundir, "destroy", fr[i], NULL, NULL, NULL);
-        fdrd_stop(rundir);
+            bench_fdr(dirname_of(self), rundir, "destroy", fr[i], NULL, NULL, NULL);
+        bench_fdrd_stop(rundir);
         for (int w = BENCH_W_TWO_INTS; w < BENCH_NWORKLOADS; w++) {
             static const char *const kn[] = {"fdr-daemon-1-trace", "fdr-daemon-2-traces",
                                              "fdr-daemon-4-traces"};

@@ -542,23 +542,38 @@ static int print_speed(const bench_sections_ctx *c)
 
 /* ---- through fdrd (issue 13) ---------------------------------------------- */
 
-/* Runs the fdr command (next to us in the build tree) with fdrd's run
- * directory; 0 when it exits 0. */
-static int fdr_cli(const bench_sections_ctx *c, const char *rundir, const char *a1,
-                   const char *a2, const char *a3, const char *a4)
+int bench_fdr(const char *bindir, const char *rundir, const char *a1, const char *a2,
+              const char *a3, const char *a4, const char *a5)
 {
     char exe[PATH_MAX], fdrd[PATH_MAX], out[4096];
-    snprintf(exe, sizeof exe, "%s/../programs/fdr/fdr", c->bindir);
-    snprintf(fdrd, sizeof fdrd, "%s/../daemon/fdrd", c->bindir);
+    snprintf(exe, sizeof exe, "%s/../programs/fdr/fdr", bindir);
+    snprintf(fdrd, sizeof fdrd, "%s/../daemon/fdrd", bindir);
+    if (access(fdrd, X_OK) != 0)
+        return -1;
     setenv("FDR_RUNDIR", rundir, 1);
     setenv("FDR_FDRD", fdrd, 1);
-    const char *argv[] = {exe, a1, a2, a3, a4, NULL};
+    const char *argv[] = {exe, a1, a2, a3, a4, a5, NULL};
     int rc = bench_run_cmd(argv, out, sizeof out);
     unsetenv("FDR_FDRD");
     unsetenv("FDR_RUNDIR");
     if (rc != 0)
         fprintf(stderr, "fdr-bench: fdr %s %s: exit %d: %.300s\n", a1, a2, rc, out);
     return rc;
+}
+
+void bench_fdrd_stop(const char *rundir)
+{
+    char pidf[PATH_MAX + 16];
+    snprintf(pidf, sizeof pidf, "%s/fdrd.pid", rundir);
+    FILE *f = fopen(pidf, "r");
+    long pid = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    if (pid > 0)
+        kill((pid_t)pid, SIGTERM);
 }
 
 /* Start-up and per-event cost of a program recording into a started fdrd
@@ -577,9 +592,9 @@ static int daemon_rows(const bench_sections_ctx *c)
     snprintf(emb, sizeof emb, "%s/daemon-embedded", c->tmpdir);
     mkdir(rundir, 0700);
     env_reset();
-    if (fdr_cli(c, rundir, "create", "bench", "-o", out) != 0 ||
-        fdr_cli(c, rundir, "enable", "bench", "bench:*", NULL) != 0 ||
-        fdr_cli(c, rundir, "start", "bench", NULL, NULL) != 0)
+    if (bench_fdr(c->bindir, rundir, "create", "bench", "-o", out, NULL) != 0 ||
+        bench_fdr(c->bindir, rundir, "enable", "bench", "bench:*", NULL, NULL) != 0 ||
+        bench_fdr(c->bindir, rundir, "start", "bench", NULL, NULL, NULL) != 0)
         return 1;
     int bad = 0, reps = c->quick ? 3 : 11;
     unsigned long long n = c->quick ? 200000 : 20000000;
@@ -649,11 +664,12 @@ static int daemon_rows(const bench_sections_ctx *c)
         char dir[PATH_MAX];
         env_reset();
         if (l == 0) {
-            fdr_cli(c, rundir, "destroy", "bench", NULL, NULL);
+            bench_fdr(c->bindir, rundir, "destroy", "bench", NULL, NULL, NULL);
             rm_tree(c, out);
-            if (fdr_cli(c, rundir, "create", "bench8", "-o", out) != 0 ||
-                fdr_cli(c, rundir, "enable", "bench8", "bench:*", NULL) != 0 ||
-                fdr_cli(c, rundir, "start", "bench8", NULL, NULL) != 0) {
+            if (bench_fdr(c->bindir, rundir, "create", "bench8", "-o", out, NULL) != 0 ||
+                bench_fdr(c->bindir, rundir, "enable", "bench8", "bench:*", NULL, NULL) !=
+                    0 ||
+                bench_fdr(c->bindir, rundir, "start", "bench8", NULL, NULL, NULL) != 0) {
                 bad++;
                 continue;
             }
@@ -680,7 +696,8 @@ static int daemon_rows(const bench_sections_ctx *c)
         int rc = bench_run_cmd(argv, o, sizeof o);
         double wall = (double)(now_ns() - t0);
         if (l == 0)
-            rc |= fdr_cli(c, rundir, "destroy", "bench8", NULL, NULL); /* all written */
+            rc |= bench_fdr(c->bindir, rundir, "destroy", "bench8", NULL, NULL,
+                            NULL); /* all written */
         else
             lttng_close(&ls);
         env_reset();
@@ -708,18 +725,7 @@ static int daemon_rows(const bench_sections_ctx *c)
                    l ? "" : " (recorded before fdrd routed the program)");
         rm_tree(c, dir);
     }
-    /* fdrd goes with its run directory: SIGTERM through its pid file. */
-    char pidf[PATH_MAX + 16];
-    snprintf(pidf, sizeof pidf, "%s/fdrd.pid", rundir);
-    FILE *pf = fopen(pidf, "r");
-    long pid = 0;
-    if (pf) {
-        if (fscanf(pf, "%ld", &pid) != 1)
-            pid = 0;
-        fclose(pf);
-    }
-    if (pid > 0)
-        kill((pid_t)pid, SIGTERM);
+    bench_fdrd_stop(rundir); /* fdrd goes with its run directory */
     return bad;
 }
 

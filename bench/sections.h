@@ -25,6 +25,14 @@ typedef struct bench_sections_ctx {
  * back, emitted != recorded + discarded), each also printed on stderr. */
 int bench_sections_run(const bench_sections_ctx *c);
 
+/* Runs the fdr command of the build tree (BINDIR/../programs/fdr/fdr) with
+ * fdrd's run directory RUNDIR, starting that fdrd when it is not running;
+ * arguments up to the first NULL. 0 when it exits 0; -1 with no fdrd built. */
+int bench_fdr(const char *bindir, const char *rundir, const char *a1, const char *a2,
+              const char *a3, const char *a4, const char *a5);
+/* SIGTERM to the fdrd of RUNDIR (its pid file): it writes out and exits. */
+void bench_fdrd_stop(const char *rundir);
+
 /* Counts the events of every CTF trace under dir with fdr-bench-count.
  * Returns 0 and sets *events, *discarded, or -1 with a message on stderr. */
 int bench_count_trace(const char *bindir, const char *dir,

@@ -166,6 +166,15 @@ static void unmap(struct fdr__buf *b)
     free(b);
 }
 
+static void unmap_list(struct fdr__buf *b)
+{
+    while (b) {
+        struct fdr__buf *next = b->next_free;
+        unmap(b);
+        b = next;
+    }
+}
+
 void fdr__buf_unmap(struct fdr__buf *b)
 {
     unmap(b);
@@ -283,11 +292,7 @@ void fdr__buf_set_route(unsigned slot, uint32_t route, int backfill)
     }
     __atomic_store_n(&fdr__route_gen, fdr__route_gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&route_lock);
-    while (old) {
-        struct fdr__buf *b = old;
-        old = b->next_free;
-        unmap(b);
-    }
+    unmap_list(old);
 }
 
 void fdr__buf_drop_routes(void)
@@ -300,11 +305,7 @@ void fdr__buf_drop_routes(void)
     routed_free = NULL;
     __atomic_store_n(&fdr__route_gen, fdr__route_gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&route_lock);
-    while (old) {
-        struct fdr__buf *b = old;
-        old = b->next_free;
-        unmap(b);
-    }
+    unmap_list(old);
 }
 
 void fdr__buf_set_doorbell(int bell)
@@ -336,11 +337,8 @@ void fdr__buf_forget_all(void)
 {
     /* The parent's route is the parent's: the child records alone. */
     pthread_mutex_init(&route_lock, NULL);
-    while (routed_free) {
-        struct fdr__buf *b = routed_free;
-        routed_free = b->next_free;
-        unmap(b);
-    }
+    unmap_list(routed_free);
+    routed_free = NULL;
     if (doorbell >= 0)
         close(doorbell);
     doorbell = -1;
