@@ -117,12 +117,16 @@ static void *thread_main(void *arg)
 /* Runs T threads of `proto` each; main() waits for them at `done` (if
  * hold) and calls measure(), then releases them. Returns the ns from the
  * common start until every thread finished emitting. */
+#define MAX_THREADS 2000
 static uint64_t run_threads(int t, job proto, int hold, void (*measure)(void *),
                             void *marg)
 {
-    pthread_t th[256];
-    job jobs[256];
+    static pthread_t th[MAX_THREADS];
+    static job jobs[MAX_THREADS];
     pthread_barrier_t start, done, release;
+    pthread_attr_t attr; /* small stacks: the memory section runs 1,000 */
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 << 10);
     pthread_barrier_init(&start, NULL, (unsigned)t + 1);
     pthread_barrier_init(&done, NULL, (unsigned)t + 1);
     pthread_barrier_init(&release, NULL, (unsigned)t + 1);
@@ -131,7 +135,7 @@ static uint64_t run_threads(int t, job proto, int hold, void (*measure)(void *),
         jobs[k].start = &start;
         jobs[k].done = hold ? &done : NULL;
         jobs[k].release = &release;
-        if (pthread_create(&th[k], NULL, thread_main, &jobs[k]) != 0) {
+        if (pthread_create(&th[k], &attr, thread_main, &jobs[k]) != 0) {
             fprintf(stderr, "fdr-bench-load: pthread_create failed\n");
             exit(1);
         }
@@ -302,7 +306,7 @@ int main(int argc, char **argv)
     }
     if (argc == 4 && strcmp(argv[1], "memory") == 0) {
         int t = atoi(argv[2]);
-        if (t < 0 || t > 256)
+        if (t < 0 || t > MAX_THREADS)
             return usage();
         job proto = {.n = strtoull(argv[3], NULL, 10)};
         if (t == 0)

@@ -58,6 +58,7 @@ typedef struct options {
     int lttng_overwrite;
     int only_fdr;    /* worker: floor and fdr columns only */
     int no_sections; /* per-event section only */
+    const char *section; /* --section NAME: that process-level section only */
     int no_per_event;
     int strict;      /* unaccounted events fail the run */
     unsigned long long iters;
@@ -83,6 +84,8 @@ static void usage(FILE *f)
         "  --lttng-nsubbuf N  sub-buffers per CPU (default 4)\n"
         "  --lttng-overwrite  LTTng channel in overwrite mode (default discard)\n"
         "  --keep-traces      keep the trace directory under /tmp\n"
+        "  --section NAME     only that process-level section (sustained, startup,\n"
+        "                     memory, snapshot, print, daemon, threads_1000)\n"
         "  --no-sections      per-event section only (no sustained, startup,\n"
         "                     memory, size, snapshot)\n"
         "  --no-per-event     the other sections only\n"
@@ -107,6 +110,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (strcmp(a, "--lttng-overwrite") == 0) o->lttng_overwrite = 1;
         else if (strcmp(a, "--only-fdr") == 0) o->only_fdr = 1;
         else if (strcmp(a, "--no-sections") == 0) o->no_sections = 1;
+        else if (strcmp(a, "--section") == 0) { NEED_VALUE(); o->section = v; }
         else if (strcmp(a, "--no-per-event") == 0) o->no_per_event = 1;
         else if (strcmp(a, "--strict") == 0) o->strict = 1;
         else if (strcmp(a, "--out") == 0) { NEED_VALUE(); o->out = v; }
@@ -533,7 +537,7 @@ static int driver_main(const options *o)
         bench_sections_ctx sc = {.bindir = dirname_of(self), .tmpdir = tmpdir,
                                  .quick = o->quick, .lttng = lttng_ok,
                                  .keep_traces = o->keep_traces,
-                                 .strict = o->strict, .r = &r};
+                                 .strict = o->strict, .only = o->section, .r = &r};
         if (bench_sections_run(&sc) != 0)
             failed = 1;
     }

@@ -542,8 +542,8 @@ static int print_speed(const bench_sections_ctx *c)
 
 /* ---- through fdrd (issue 13) ---------------------------------------------- */
 
-int bench_fdr(const char *bindir, const char *rundir, const char *a1, const char *a2,
-              const char *a3, const char *a4, const char *a5)
+/* fdr ARGS... (NULL-terminated, at most 9) with fdrd's run directory. */
+static int fdr_cmd(const char *bindir, const char *rundir, const char *const *args)
 {
     char exe[PATH_MAX], fdrd[PATH_MAX], out[4096];
     snprintf(exe, sizeof exe, "%s/../programs/fdr/fdr", bindir);
@@ -552,13 +552,23 @@ int bench_fdr(const char *bindir, const char *rundir, const char *a1, const char
         return -1;
     setenv("FDR_RUNDIR", rundir, 1);
     setenv("FDR_FDRD", fdrd, 1);
-    const char *argv[] = {exe, a1, a2, a3, a4, a5, NULL};
+    const char *argv[11] = {exe};
+    for (int i = 0; i < 9 && args[i]; i++)
+        argv[i + 1] = args[i];
     int rc = bench_run_cmd(argv, out, sizeof out);
     unsetenv("FDR_FDRD");
     unsetenv("FDR_RUNDIR");
     if (rc != 0)
-        fprintf(stderr, "fdr-bench: fdr %s %s: exit %d: %.300s\n", a1, a2, rc, out);
+        fprintf(stderr, "fdr-bench: fdr %s %s: exit %d: %.300s\n", args[0], args[1], rc,
+                out);
     return rc;
+}
+
+int bench_fdr(const char *bindir, const char *rundir, const char *a1, const char *a2,
+              const char *a3, const char *a4, const char *a5)
+{
+    const char *args[] = {a1, a2, a3, a4, a5, NULL};
+    return fdr_cmd(bindir, rundir, args);
 }
 
 void bench_fdrd_stop(const char *rundir)
@@ -729,21 +739,117 @@ static int daemon_rows(const bench_sections_ctx *c)
     return bad;
 }
 
+/* ---- 1,000 threads: ring memory against the budget -------------------------- */
+
+/* 1,000 threads each record enough two_ints events to fill a 256 KiB ring
+ * (20,000 of 18 bytes), then wait while the program reads its VmRSS: the
+ * memory its rings hold, against the budget. Rows: no tracer; fdr's
+ * flight recorder with no budget to speak of (FDR_MEMORY=1T: 1,000 rings);
+ * with a 16 MiB budget; through fdrd (an overwrite trace, --memory 16M);
+ * LTTng-UST (per-UID buffers, its defaults). The added RSS is what each
+ * adds to the program over the no-tracer run. */
+static int thousand_threads(const bench_sections_ctx *c)
+{
+    const char *ev = c->quick ? "2000" : "20000";
+    static const char *const names[] = {"floor", "fdr-no-budget", "fdr-budget-16M",
+                                        "fdr-daemon-16M", "lttng-ust"};
+    char rundir[PATH_MAX], out[PATH_MAX];
+    snprintf(rundir, sizeof rundir, "%s/fdrd-mem", c->tmpdir);
+    snprintf(out, sizeof out, "%s/fdrd-mem-out", c->tmpdir);
+    mkdir(rundir, 0700);
+    int bad = 0, reps = c->quick ? 1 : 3;
+    double rss[5][8];
+    int n[5] = {0};
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < 5; k++) {
+            bench_lttng_session ls;
+            env_reset();
+            setenv("FDR_DAEMON", "0", 1);
+            setenv("FDR_BUFFER_SIZE", "256K", 1);
+            if (k == 1)
+                setenv("FDR_MEMORY", "1T", 1);
+            if (k == 2)
+                setenv("FDR_MEMORY", "16M", 1);
+            if (k == 3) {
+                unsetenv("FDR_DAEMON");
+                const char *create[] = {
+                    "create", "mem",           "-o",   out,           "--memory",
+                    "16M",    "--buffer-size", "256K", "--overwrite", NULL};
+                if (fdr_cmd(c->bindir, rundir, create) != 0 ||
+                    bench_fdr(c->bindir, rundir, "enable", "mem", "bench:*", NULL,
+                              NULL) != 0 ||
+                    bench_fdr(c->bindir, rundir, "start", "mem", NULL, NULL, NULL) != 0) {
+                    bad++;
+                    continue;
+                }
+                setenv("FDR_RUNDIR", rundir, 1);
+            }
+            if (k == 4 && (!c->lttng ||
+                           lttng_open(c, &ls, "thousand", "bench_lttng:two_ints") != 0))
+                continue;
+            const char *args[] = {"memory", "1000", ev, NULL};
+            char o[4096];
+            double kb = -1;
+            if (run_load(c,
+                         k == 0   ? "none"
+                         : k == 4 ? "lttng"
+                                  : "fdr",
+                         args, o, sizeof o, NULL) == 0)
+                kb = out_value(o, "rss_kb");
+            if (k == 3) {
+                env_reset();
+                bench_fdr(c->bindir, rundir, "destroy", "mem", NULL, NULL, NULL);
+                rm_tree(c, out);
+            }
+            if (k == 4)
+                lttng_close(&ls);
+            if (kb > 0)
+                rss[k][n[k]++] = kb * 1024;
+            else
+                bad++;
+        }
+    env_reset();
+    bench_fdrd_stop(rundir);
+    double floor_rss = benchfn_stats_of(rss[0], (size_t)n[0]).median;
+    for (int k = 0; k < 5; k++) {
+        if (!n[k])
+            continue;
+        double m = benchfn_stats_of(rss[k], (size_t)n[k]).median;
+        bench_extra_add(c->r, "threads_1000", names[k], "rss", "bytes", m);
+        if (k)
+            bench_extra_add(c->r, "threads_1000", names[k], "rss_added", "bytes",
+                            m - floor_rss);
+        fprintf(stderr, "  1,000 threads %s: RSS %.1f MiB (%+.1f MiB)\n", names[k],
+                m / 1048576, (m - floor_rss) / 1048576);
+    }
+    bench_note(
+        c->r,
+        "threads_1000: 1,000 threads x %s two_ints events, 256 KiB rings; RSS added "
+        "over no tracer: the budget bounds fdr's rings to 16 MiB + 12 KiB per "
+        "thread past it (docs/daemon.md, memory budget)",
+        ev);
+    return bad;
+}
+
 int bench_sections_run(const bench_sections_ctx *c)
 {
+    static const struct {
+        const char *name;
+        int (*run)(const bench_sections_ctx *);
+    } sections[] = {{"sustained", sustained_and_size},
+                    {"startup", startup},
+                    {"memory", memory},
+                    {"snapshot", snapshot},
+                    {"snapshot", snapshot_busy},
+                    {"print", print_speed},
+                    {"daemon", daemon_rows},
+                    {"threads_1000", thousand_threads}};
     int bad = 0;
-    fprintf(stderr, "sections: sustained + size\n");
-    bad += sustained_and_size(c);
-    fprintf(stderr, "sections: startup\n");
-    bad += startup(c);
-    fprintf(stderr, "sections: memory\n");
-    bad += memory(c);
-    fprintf(stderr, "sections: snapshot\n");
-    bad += snapshot(c);
-    bad += snapshot_busy(c);
-    fprintf(stderr, "sections: print\n");
-    bad += print_speed(c);
-    fprintf(stderr, "sections: daemon\n");
-    bad += daemon_rows(c);
+    for (size_t i = 0; i < sizeof sections / sizeof *sections; i++) {
+        if (c->only && strcmp(c->only, sections[i].name) != 0)
+            continue;
+        fprintf(stderr, "sections: %s\n", sections[i].name);
+        bad += sections[i].run(c);
+    }
     return bad;
 }

@@ -10,13 +10,14 @@
 #include "report.h"
 
 typedef struct bench_sections_ctx {
-    const char *bindir;   /* where fdr-bench and its helpers are */
-    const char *tmpdir;   /* scratch space, removed by the caller */
-    int quick;            /* small N; failures of sanity checks are errors */
-    int lttng;            /* a session daemon answers: measure LTTng-UST */
+    const char *bindir; /* where fdr-bench and its helpers are */
+    const char *tmpdir; /* scratch space, removed by the caller */
+    int quick;          /* small N; failures of sanity checks are errors */
+    int lttng;          /* a session daemon answers: measure LTTng-UST */
     int keep_traces;
-    int strict;           /* emitted != recorded + discarded is a failure
-                             (otherwise a note): see --strict */
+    int strict;       /* emitted != recorded + discarded is a failure
+                         (otherwise a note): see --strict */
+    const char *only; /* run this section alone (--section), or NULL */
     bench_results *r;
 } bench_sections_ctx;
 
@@ -35,7 +36,7 @@ void bench_fdrd_stop(const char *rundir);
 
 /* Counts the events of every CTF trace under dir with fdr-bench-count.
  * Returns 0 and sets *events, *discarded, or -1 with a message on stderr. */
-int bench_count_trace(const char *bindir, const char *dir,
-                      unsigned long long *events, unsigned long long *discarded);
+int bench_count_trace(const char *bindir, const char *dir, unsigned long long *events,
+                      unsigned long long *discarded);
 
 #endif

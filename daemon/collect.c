@@ -44,6 +44,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/classes.h"
@@ -70,8 +71,9 @@ struct fdrd_route {
     int dir_fd;      /* <outdir>/<name>-<pid>, -1 until the first write */
     uint32_t meta_n; /* classes the metadata on disk knows */
     int failed;      /* a write error was logged */
-    unsigned nrings;
-    struct fdrd_ring rings[FDRD_ROUTE_RINGS_MAX];
+    unsigned nrings, cap;
+    uint64_t held; /* bytes of its rings, against the trace's budget */
+    struct fdrd_ring *rings;
 };
 
 static uint32_t last_route;
@@ -89,9 +91,19 @@ static struct fdrd_trace *trace_by_id(struct fdrd_server *s, uint32_t id)
 /* Makes ring k of route r; its memfd in *fd. 0 or -1. */
 static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
 {
+    if (r->nrings == r->cap) {
+        unsigned cap = r->cap ? 2 * r->cap : 8;
+        struct fdrd_ring *more = realloc(r->rings, cap * sizeof *more);
+        if (!more)
+            return -1;
+        r->rings = more;
+        r->cap = cap;
+    }
     struct fdrd_ring *ring = &r->rings[r->nrings];
+    uint32_t packet = (uint32_t)t->packet_size;
     uint32_t n = (uint32_t)(t->buffer_size / t->packet_size);
-    uint64_t size = FDR__BUF_HEADER + (uint64_t)n * t->packet_size;
+    fdr__ring_budget(r->held, t->memory, &packet, &n);
+    uint64_t size = FDR__BUF_HEADER + (uint64_t)n * packet;
     int m = memfd_create("fdrd-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (m < 0)
         return -1;
@@ -108,15 +120,16 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
     struct fdr__buf_hdr *h = p;
     h->magic = FDR__BUF_MAGIC;
     h->version = 1;
-    h->packet_size = (uint32_t)t->packet_size;
+    h->packet_size = packet;
     h->n_packets = n;
     h->mode = t->mode == FDR__TRACE_DISCARD ? 0 : 1; /* FDR__MODE_* of libfdr */
     h->index = r->nrings;
     h->size = size;
     ring->h = h;
-    ring->g = (struct fdr__ring_geom){(uint32_t)t->packet_size, n, r->nrings, size};
+    ring->g = (struct fdr__ring_geom){packet, n, r->nrings, size};
     ring->out_fd = -1;
     r->nrings++;
+    r->held += size;
     *fd = m;
     return 0;
 }
@@ -144,6 +157,7 @@ static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
         if (rc < 0) {
             /* Its socket is full: the process asks again later. */
             struct fdrd_ring *ring = &r->rings[--r->nrings];
+            r->held -= ring->g.size;
             munmap(ring->h, ring->g.size);
             return;
         }
@@ -214,42 +228,61 @@ static void make_parents(const char *path)
 /* The directory of route r exists and its metadata knows every class the
  * table has now (read before any packet: a class is in the table before
  * any event of it is in a ring). 0 or -1. */
+/* Makes <outdir>/<process name>-<pid> (and outdir's missing parents): its
+ * fd, or -errno with what failed in *what. */
+static int proc_dir(const struct fdrd_client *c, const char *outdir, const char **what)
+{
+    make_parents(outdir);
+    int top = fdr__tracedir_open_top(outdir);
+    if (top < 0) {
+        *what = "output directory";
+        return top;
+    }
+    static char name[FDR_PROTO_NAME_CAP + 32];
+    fdr__tracedir_name(name, sizeof name, c->info.name[0] ? c->info.name : "process",
+                       (unsigned long)c->pid);
+    int fd = fdr__tracedir_make(top, name);
+    close(top);
+    *what = name;
+    return fd;
+}
+
+/* The metadata in dir_fd knows every class of c's table, which had *meta_n
+ * when it was last written. 0 or -errno. */
+static int write_meta(const struct fdrd_client *c, int dir_fd, uint32_t *meta_n)
+{
+    static struct meta_ctx x; /* one thread: 8 KiB not on the stack */
+    x.c = c;
+    if (fdr__classes_from_table(c->col->classes, c->col->classes_size, &x.classes) < 0)
+        return -EINVAL;
+    if (x.classes.n == *meta_n && *meta_n)
+        return 0;
+    /* The class file first: a reader that finds a class in the metadata
+     * finds it there too. */
+    int e = fdr__tracedir_replace(dir_fd, FDR__CLASSES_FILE, emit_classes, &x);
+    if (e == 0)
+        e = fdr__tracedir_replace(dir_fd, "metadata", emit_metadata, &x);
+    if (e == 0)
+        *meta_n = x.classes.n;
+    return e;
+}
+
 static int ensure_dir(const struct fdrd_client *c, struct fdrd_route *r)
 {
     if (r->dir_fd < 0) {
-        make_parents(r->outdir);
-        int top = fdr__tracedir_open_top(r->outdir);
-        if (top < 0) {
-            route_error(c, r, "output directory", -top);
-            return -1;
-        }
-        char name[FDR_PROTO_NAME_CAP + 32];
-        fdr__tracedir_name(name, sizeof name, c->info.name[0] ? c->info.name : "process",
-                           (unsigned long)c->pid);
-        r->dir_fd = fdr__tracedir_make(top, name);
-        close(top);
+        const char *what;
+        r->dir_fd = proc_dir(c, r->outdir, &what);
         if (r->dir_fd < 0) {
-            route_error(c, r, name, -r->dir_fd);
+            route_error(c, r, what, -r->dir_fd);
             r->dir_fd = -1;
             return -1;
         }
     }
-    static struct meta_ctx x; /* one thread: 8 KiB not on the stack */
-    x.c = c;
-    if (fdr__classes_from_table(c->col->classes, c->col->classes_size, &x.classes) < 0)
-        return -1;
-    if (x.classes.n == r->meta_n && r->meta_n)
-        return 0;
-    /* The class file first: a reader that finds a class in the metadata
-     * finds it there too. */
-    int e = fdr__tracedir_replace(r->dir_fd, FDR__CLASSES_FILE, emit_classes, &x);
-    if (e == 0)
-        e = fdr__tracedir_replace(r->dir_fd, "metadata", emit_metadata, &x);
+    int e = write_meta(c, r->dir_fd, &r->meta_n);
     if (e < 0) {
         route_error(c, r, "metadata", -e);
         return -1;
     }
-    r->meta_n = x.classes.n;
     return 0;
 }
 
@@ -328,6 +361,7 @@ static void route_end(const struct fdrd_client *c, struct fdrd_route *r)
     }
     if (r->dir_fd >= 0)
         close(r->dir_fd);
+    free(r->rings);
     free(r);
 }
 
@@ -453,7 +487,7 @@ void fdrd_collect_need(struct fdrd_server *s, struct fdrd_client *c,
             continue; /* a route that ended meanwhile is not found */
         struct fdrd_trace *t = trace_by_id(s, r->trace_id);
         if (t)
-            give_rings(c, r, t, m->count < 16 ? m->count : 16);
+            give_rings(c, r, t, m->count < 64 ? m->count : 64);
     }
 }
 
@@ -542,5 +576,146 @@ int fdrd_collect_busy(const struct fdrd_server *s)
     for (unsigned i = 0; i < s->nclients; i++)
         if (s->clients[i]->col && s->clients[i]->col->routes)
             return 1;
+    return 0;
+}
+
+/* ---- snapshots ------------------------------------------------------------ */
+
+/* Writes packet seq of ring, copied to buf first, if the copy is whole. A
+ * closed packet stays in its slot until the writer opens packet seq + n
+ * (ring.h: slot seq % n), after it has stored `produced` = seq + n; so a
+ * copy is the packet as it was closed if `produced` read after it is
+ * below that. The acquire fence pairs with the release fence the writer
+ * makes before it writes a reopened slot's header (writer.c, open_packet
+ * and lane_room): a copy that saw any byte of the new use sees the new
+ * `produced` too. `bytes` is the length to copy (a slot, or the committed
+ * part of the open packet). 1 when written, 0 when not (reused or
+ * corrupt), -errno when the write failed. */
+static int snap_packet(int fd, const struct fdrd_ring *ring, uint64_t seq, size_t bytes,
+                       int open, const struct fdr__classes *t, char *buf)
+{
+    const struct fdr__ring_geom *g = &ring->g;
+    memcpy(buf, fdr__ring_slot(ring->h, g, seq), bytes);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&ring->h->produced, __ATOMIC_RELAXED) >= seq + g->n_packets)
+        return 0;
+    struct fdr__pkt hdr;
+    if (fdr__pkt_check(buf, g, seq, &hdr) < 0)
+        return 0;
+    if (open) { /* closed here at its last whole event */
+        uint64_t last;
+        size_t good = fdr__drain_committed(buf, bytes, t, &hdr, &last);
+        if (good <= sizeof hdr)
+            return 0;
+        hdr.ts_end = last;
+        hdr.content_size = (uint64_t)good * 8;
+    }
+    int e = fdr__packet_write(fd, &hdr, buf + sizeof hdr);
+    return e < 0 ? e : 1;
+}
+
+/* What ring holds now: its closed packets that the writer cannot have
+ * reused, then its open packet up to the last committed event. 0 or -errno. */
+static int snap_ring(int dir_fd, const struct fdrd_ring *ring,
+                     const struct fdr__classes *t, char *buf)
+{
+    const struct fdr__ring_geom *g = &ring->g;
+    /* Pairs with the writer's release store of `produced` (writer.c). */
+    uint64_t produced = __atomic_load_n(&ring->h->produced, __ATOMIC_ACQUIRE);
+    uint64_t first = produced >= g->n_packets ? produced - g->n_packets + 1 : 0;
+    struct fdr__open_packet op;
+    int open = fdr__committed(ring->h, g->size, &op) == 1 && op.seq >= produced &&
+               op.seq < produced + g->n_packets &&
+               op.offset ==
+                   (size_t)(fdr__ring_slot(ring->h, g, op.seq) - (const char *)ring->h) &&
+               op.bytes <= g->packet_size;
+    if (first == produced && !open)
+        return 0; /* never used */
+    char name[32];
+    snprintf(name, sizeof name, "stream_%u", g->index);
+    int fd = fdr__tracedir_create(dir_fd, name);
+    if (fd < 0)
+        return fd;
+    int e = 0;
+    for (uint64_t seq = first; seq < produced && e >= 0; seq++)
+        e = snap_packet(fd, ring, seq, g->packet_size, 0, t, buf);
+    if (e >= 0 && open)
+        e = snap_packet(fd, ring, op.seq, op.bytes, 1, t, buf);
+    close(fd);
+    return e < 0 ? e : 0;
+}
+
+/* Every ring of route r into <dir>/<process name>-<pid>. 0 or -errno. */
+static int snap_route(const struct fdrd_client *c, const struct fdrd_route *r,
+                      const char *dir, char *buf)
+{
+    const char *what;
+    int dir_fd = proc_dir(c, dir, &what);
+    if (dir_fd < 0)
+        return dir_fd;
+    uint32_t meta_n = 0;
+    int e = write_meta(c, dir_fd, &meta_n);
+    struct fdr__classes t;
+    fdr__classes_from_table(c->col->classes, c->col->classes_size, &t);
+    for (unsigned k = 0; k < r->nrings && e >= 0; k++)
+        e = snap_ring(dir_fd, &r->rings[k], &t, buf);
+    close(dir_fd);
+    return e;
+}
+
+int fdrd_collect_snapshot(struct fdrd_server *s, struct fdrd_trace *t, const char *outdir,
+                          char *msg, size_t cap)
+{
+    char dir[FDR_PROTO_PATH_CAP];
+    if (outdir[0] && outdir[0] != '/') {
+        snprintf(msg, cap, "output directory '%.200s' is not an absolute path", outdir);
+        return EINVAL;
+    }
+    if (outdir[0])
+        snprintf(dir, sizeof dir, "%s", outdir);
+    else {
+        char stamp[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        int n = snprintf(dir, sizeof dir, "%s/snapshot-%u-%s", t->outdir,
+                         t->snapshots + 1, stamp);
+        if (n < 0 || (size_t)n >= sizeof dir) {
+            snprintf(msg, cap, "the trace's output directory is too long for a snapshot");
+            return ENAMETOOLONG;
+        }
+    }
+    char *buf = malloc(FDRD_PACKET_MAX);
+    if (!buf) {
+        snprintf(msg, cap, "out of memory");
+        return ENOMEM;
+    }
+    unsigned routes = 0;
+    int e = 0;
+    for (unsigned i = 0; i < s->nclients && e >= 0; i++) {
+        const struct fdrd_client *c = s->clients[i];
+        for (struct fdrd_route *r = c->col ? c->col->routes : NULL; r && e >= 0;
+             r = r->next)
+            if (r->trace_id == t->id && r->nrings) {
+                e = snap_route(c, r, dir, buf);
+                routes++;
+            }
+    }
+    free(buf);
+    if (e < 0) {
+        snprintf(msg, cap, "cannot write the snapshot in '%.180s': %s", dir,
+                 strerror(-e));
+        return (int)-e;
+    }
+    if (!routes) {
+        snprintf(msg, cap, "trace %s holds no events (no process records into it)",
+                 t->name);
+        return ENODATA;
+    }
+    t->snapshots++;
+    snprintf(msg, cap, "%s", dir);
+    if (strlen(dir) >= cap)
+        snprintf(msg, cap, "%.*s...", (int)cap - 4, dir);
     return 0;
 }

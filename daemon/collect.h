@@ -4,6 +4,7 @@
 #ifndef FDRD_COLLECT_H
 #define FDRD_COLLECT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "proto/proto.h"
@@ -13,14 +14,16 @@ struct fdrd_client;
 struct fdrd_trace;
 struct fdrd_route;
 
-#define FDRD_ROUTE_RINGS_MAX 256 /* rings one process gets for one trace */
+/* Rings one process gets for one trace: one per thread; their memory is
+ * bounded by the trace's budget (fdr__ring_budget), their number by this. */
+#define FDRD_ROUTE_RINGS_MAX 4096
 
 /* What a client that sent CLASSES holds for collection. */
 struct fdrd_collect {
     void *classes; /* its class table, mapped read-only */
     uint64_t classes_size;
-    struct fdr__msg_classes params; /* clock, uuid */
-    struct fdrd_route *routes;      /* one per trace it recorded into */
+    struct fdr__msg_classes params;                /* clock, uuid */
+    struct fdrd_route *routes;                     /* one per trace it recorded into */
     struct fdrd_route *slot[FDR_PROTO_TRACES_MAX]; /* those it records into now */
 };
 
@@ -41,6 +44,11 @@ void fdrd_collect_stopped(struct fdrd_server *s, struct fdrd_trace *t);
 /* A trace is about to be destroyed: everything of it is written out, the
  * open packets too, and its rings unmapped. */
 void fdrd_collect_destroyed(struct fdrd_server *s, struct fdrd_trace *t);
+/* `fdr snapshot`: a copy of what every ring of trace t holds now, its
+ * writers running on, in outdir ("": <trace outdir>/snapshot-N-DATE-TIME,
+ * made). 0 with the directory in msg, or a positive errno and a message. */
+int fdrd_collect_snapshot(struct fdrd_server *s, struct fdrd_trace *t, const char *outdir,
+                          char *msg, size_t cap);
 /* The client is gone (however it ended): everything it committed is
  * written out, its open packets up to their last committed event. */
 void fdrd_collect_release(struct fdrd_client *c);

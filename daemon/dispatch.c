@@ -53,6 +53,7 @@ static void list_traces(struct fdrd_server *s, struct fdrd_client *c, uint32_t s
         m->nitems = t->nitems;
         m->buffer_size = t->buffer_size;
         m->packet_size = t->packet_size;
+        m->memory = t->memory;
         m->len = t->len;
         memcpy(m->name, t->name, sizeof m->name);
         memcpy(m->outdir, t->outdir, sizeof m->outdir);
@@ -258,6 +259,20 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
         rc = fdrd_traces_destroy(&s->traces, m->name, text, sizeof text);
         if (rc == 0)
             fdrd_log("trace %s destroyed", m->name);
+        reply(s, c, h->seq, rc, 0, text);
+        return 0;
+    }
+    case FDR__MSG_SNAPSHOT: {
+        const struct fdr__msg_snapshot *m = msg;
+        struct fdrd_trace *t = fdrd_traces_find(&s->traces, m->name);
+        if (!t) {
+            snprintf(text, sizeof text,
+                     "no trace named '%s' (fdr list traces shows them)", m->name);
+            rc = ENOENT;
+        } else
+            rc = fdrd_collect_snapshot(s, t, m->outdir, text, sizeof text);
+        if (rc == 0)
+            fdrd_log("trace %s: snapshot in %s", m->name, text);
         reply(s, c, h->seq, rc, 0, text);
         return 0;
     }

@@ -114,6 +114,12 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
     int err = sizes(&buffer, &packet, msg, cap);
     if (err)
         return err;
+    uint64_t memory = m->memory ? m->memory : FDRD_MEMORY_DEFAULT;
+    if (memory > FDRD_MEMORY_MAX) {
+        snprintf(msg, cap, "bad memory budget %llu: at most 1 TiB",
+                 (unsigned long long)m->memory);
+        return EINVAL;
+    }
     if (m->outdir[0] && m->outdir[0] != '/') {
         snprintf(msg, cap, "output directory '%.200s' is not an absolute path",
                  m->outdir);
@@ -146,6 +152,7 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
     t->mask = m->mask;
     t->buffer_size = buffer;
     t->packet_size = packet;
+    t->memory = memory;
     t->id = ++last_id;
     ts->t[ts->n++] = t;
     return 0;

@@ -13,6 +13,9 @@
 #define FDRD_PACKET_MIN (4u << 10)
 #define FDRD_PACKET_MAX (16u << 20)
 #define FDRD_BUFFER_MAX (1ull << 30)
+/* The rings of one process in one trace (common/ring.h, fdr__ring_budget). */
+#define FDRD_MEMORY_DEFAULT (256ull << 20)
+#define FDRD_MEMORY_MAX (1ull << 40)
 
 struct fdrd_trace {
     uint32_t id; /* unique for fdrd's life: routes name it (collect.c) */
@@ -20,6 +23,8 @@ struct fdrd_trace {
     char outdir[FDR_PROTO_PATH_CAP];
     uint32_t mode, mask, active;
     uint64_t buffer_size, packet_size;
+    uint64_t memory;                 /* ring budget of one process */
+    uint32_t snapshots;              /* taken so far, to name the next */
     uint32_t nitems, len;            /* the event selection: */
     char items[FDR_PROTO_ITEMS_CAP]; /* nitems NUL-terminated items */
 };

@@ -93,6 +93,23 @@ static int carry_only(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geo
     return 1;
 }
 
+size_t fdr__drain_committed(const char *slot, size_t bytes,
+                            const struct fdr__classes *classes,
+                            const struct fdr__pkt *hdr, uint64_t *last)
+{
+    struct fdr__iter it;
+    struct fdr__event ev;
+    size_t good = sizeof *hdr;
+    *last = hdr->ts_begin;
+    fdr__iter_init(&it, slot, bytes, classes);
+    while (fdr__iter_next(&it, &ev) > 0) {
+        good = (size_t)(ev.payload + ev.len - slot);
+        if (ev.ts > *last)
+            *last = ev.ts;
+    }
+    return good;
+}
+
 int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                            uint64_t produced, const struct fdr__classes *classes)
 {
@@ -107,18 +124,8 @@ int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__rin
     const char *slot = (const char *)h + op.offset;
     if (fdr__pkt_check(slot, g, op.seq, &hdr) < 0)
         return -1;
-    /* The events below the committed position, up to the last one that
-     * parses (the bytes are untrusted like the rest of the ring). */
-    struct fdr__iter it;
-    struct fdr__event ev;
-    uint64_t last = hdr.ts_begin;
-    size_t good = sizeof hdr;
-    fdr__iter_init(&it, slot, op.bytes, classes);
-    while (fdr__iter_next(&it, &ev) > 0) {
-        good = (size_t)(ev.payload + ev.len - slot);
-        if (ev.ts > last)
-            last = ev.ts;
-    }
+    uint64_t last;
+    size_t good = fdr__drain_committed(slot, op.bytes, classes, &hdr, &last);
     uint64_t total =
         h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED) + h->out_lost;
     int grew = 0;

@@ -15,6 +15,7 @@
 #ifndef FDR_COMMON_DRAIN_H
 #define FDR_COMMON_DRAIN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/classes.h"
@@ -35,6 +36,14 @@ void fdr__drain_cut(int fd, const struct fdr__buf_hdr *h);
  * `classes` counts the events of a packet that could not be written. */
 int fdr__drain_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                       uint64_t seq, const struct fdr__classes *classes, uint64_t *grown);
+
+/* The events of an open packet (slot, header checked into *hdr) below its
+ * committed position (`bytes`), up to the last one that parses (the bytes
+ * are untrusted like the rest of the ring): returns the length of header
+ * and those events, and in *last the time of the newest. */
+size_t fdr__drain_committed(const char *slot, size_t bytes,
+                            const struct fdr__classes *classes,
+                            const struct fdr__pkt *hdr, uint64_t *last);
 
 /* The open packet of a writer that is gone (killed, or no longer writing
  * this ring): written up to its last committed event that parses (found

@@ -87,6 +87,27 @@ struct fdr__pkt_tail {
 };
 #define FDR__PKT_TAIL 16
 
+/* The memory budget of a process's rings (per trace for fdrd's rings,
+ * FDR_MEMORY for its own): a new ring has the size asked while the rings
+ * the process holds (`held` bytes) leave room for it in `budget`; past
+ * that, the smallest ring, two packets of at most FDR__RING_MIN_PACKET
+ * bytes (12 KiB with its header). Every thread still records, in a ring of
+ * its own, and what the smaller ring loses is counted in its stream like
+ * any discard: the ring memory of N threads is at most
+ * budget + N * 12 KiB, never N full rings. *packet and *n are the asked
+ * geometry on entry and the one to make on return. */
+#define FDR__RING_MIN_PACKET 4096u
+static inline void fdr__ring_budget(uint64_t held, uint64_t budget, uint32_t *packet,
+                                    uint32_t *n)
+{
+    uint64_t size = FDR__BUF_HEADER + (uint64_t)*n * *packet;
+    if (held + size <= budget)
+        return;
+    if (*packet > FDR__RING_MIN_PACKET)
+        *packet = FDR__RING_MIN_PACKET;
+    *n = 2;
+}
+
 /* Bytes of events one packet of `packet_size` bytes holds at most. */
 #define FDR__PKT_ROOM(packet_size)                                                       \
     ((size_t)(packet_size) - sizeof(struct fdr__pkt) - FDR__PKT_TAIL)

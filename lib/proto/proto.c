@@ -76,6 +76,8 @@ static const struct type_info TYPES[] = {
     FIXED(FDR__MSG_DESTROY, "destroy", T_, 0, STR(T_, name), NONE),
     FIXED(FDR__MSG_LIST, "list", struct fdr__msg_list, 0, NONE, NONE),
     FIXED(FDR__MSG_STATUS, "status", struct fdr__msg_hdr, 0, NONE, NONE),
+    FIXED(FDR__MSG_SNAPSHOT, "snapshot", struct fdr__msg_snapshot, 0,
+          STR(struct fdr__msg_snapshot, name), STR(struct fdr__msg_snapshot, outdir)),
     FIXED(FDR__MSG_REPLY, "reply", struct fdr__msg_reply, 0,
           STR(struct fdr__msg_reply, text), NONE),
     ITEMS(FDR__MSG_TRACE_INFO, "trace-info", TI_, STR(TI_, name), STR(TI_, outdir)),
@@ -91,7 +93,8 @@ static const struct type_info TYPES[] = {
 
 _Static_assert(sizeof(struct fdr__msg_hdr) == 16, "header layout");
 _Static_assert(sizeof(struct fdr__msg_trace) == 88, "trace layout");
-_Static_assert(sizeof(struct fdr__msg_create) == 4208, "create layout");
+_Static_assert(sizeof(struct fdr__msg_create) == 4216, "create layout");
+_Static_assert(sizeof(struct fdr__msg_snapshot) == 4184, "snapshot layout");
 _Static_assert(sizeof(struct fdr__msg_items) == 96, "items layout");
 _Static_assert(sizeof(struct fdr__msg_filter) == 96, "filter layout");
 _Static_assert(sizeof(struct fdr__msg_list) == 24, "list layout");
@@ -105,7 +108,7 @@ _Static_assert(offsetof(struct fdr__msg_route, len) ==
                "len follows nitems");
 _Static_assert(sizeof(struct fdr__msg_need_buffers) == 24, "need-buffers layout");
 _Static_assert(sizeof(struct fdr__msg_reply) == 280, "reply layout");
-_Static_assert(sizeof(struct fdr__msg_trace_info) == 4224, "trace-info layout");
+_Static_assert(sizeof(struct fdr__msg_trace_info) == 4232, "trace-info layout");
 _Static_assert(sizeof(struct fdr__msg_process_info) == 128, "process-info layout");
 _Static_assert(sizeof(struct fdr__msg_provider_info) == 120, "provider-info layout");
 _Static_assert(sizeof(struct fdr__msg_status_info) == 4152, "status-info layout");

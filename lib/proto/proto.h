@@ -78,6 +78,7 @@ enum fdr__msg_type {
     FDR__MSG_DESTROY = 22,
     FDR__MSG_LIST = 23,
     FDR__MSG_STATUS = 24,
+    FDR__MSG_SNAPSHOT = 25,
     /* fdrd -> any */
     FDR__MSG_REPLY = 64,
     FDR__MSG_TRACE_INFO = 65,
@@ -112,15 +113,27 @@ struct fdr__msg_trace {
     char name[FDR_PROTO_NAME_CAP];
 };
 
-/* CREATE. outdir "" lets fdrd choose ($HOME/fdr-traces/NAME-YYYYmmdd-HHMMSS).
+/* CREATE. outdir "" lets fdrd choose ($HOME/fdr-traces/NAME-YYYYmmdd-HHMMSS);
+ * memory 0 the default budget of one process's rings (FDRD_MEMORY_DEFAULT).
  *   16 mode | 20 mask | 24 buffer_size u64 | 32 packet_size u64 |
- *   40 name[72] | 112 outdir[4096] | 4208 */
+ *   40 name[72] | 112 outdir[4096] | 4208 memory u64 | 4216 */
 struct fdr__msg_create {
     struct fdr__msg_hdr h;
     uint32_t mode;
     uint32_t mask;
     uint64_t buffer_size;
     uint64_t packet_size;
+    char name[FDR_PROTO_NAME_CAP];
+    char outdir[FDR_PROTO_PATH_CAP];
+    uint64_t memory;
+};
+
+/* SNAPSHOT: a copy of what a trace's rings hold now, written to outdir
+ * ("" lets fdrd choose <trace outdir>/snapshot-N-YYYYmmdd-HHMMSS); the
+ * reply's text names the directory.
+ *   16 name[72] | 88 outdir[4096] | 4184 */
+struct fdr__msg_snapshot {
+    struct fdr__msg_hdr h;
     char name[FDR_PROTO_NAME_CAP];
     char outdir[FDR_PROTO_PATH_CAP];
 };
@@ -254,12 +267,12 @@ struct fdr__msg_reply {
 
 /* TRACE_INFO: one trace of LIST traces.
  *   16 mode | 20 active | 24 mask | 28 pad | 32 buffer_size u64 |
- *   40 packet_size u64 | 48 nitems | 52 len | 56 name[72] | 128 outdir[4096] |
- *   4224 items[len] */
+ *   40 packet_size u64 | 48 memory u64 | 56 nitems | 60 len | 64 name[72] |
+ *   136 outdir[4096] | 4232 items[len] */
 struct fdr__msg_trace_info {
     struct fdr__msg_hdr h;
     uint32_t mode, active, mask, pad;
-    uint64_t buffer_size, packet_size;
+    uint64_t buffer_size, packet_size, memory;
     uint32_t nitems, len;
     char name[FDR_PROTO_NAME_CAP];
     char outdir[FDR_PROTO_PATH_CAP];

@@ -22,7 +22,10 @@
  * returns its buffer to a free list and the next new thread takes it, so
  * the number of buffers is the largest number of threads recording at the
  * same time, and their stream files go on across threads (each packet
- * names its thread). The pool is protected by fdr__writers_lock. */
+ * names its thread). The pool is protected by fdr__writers_lock.
+ *
+ * Their memory is bounded by FDR_MEMORY (common/ring.h, fdr__ring_budget):
+ * a thread that would take the rings past it gets the smallest ring. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +54,7 @@ void (*fdr__buf_added_hook)(const struct fdr__buf *b) = no_buf_hook;
 static struct fdr__buf *all[MAX_BUFFERS];
 static uint32_t count;
 static struct fdr__buf *free_list;
+static uint64_t held; /* bytes of all own rings, against FDR_MEMORY */
 
 static struct fdr__buf *buf_create(void)
 {
@@ -60,6 +64,7 @@ static struct fdr__buf *buf_create(void)
     uint32_t n = fdr__cfg.buffer_size / packet;
     if (n < 2)
         n = 2;
+    fdr__ring_budget(held, fdr__cfg.memory, &packet, &n);
     size_t size = FDR__BUF_HEADER + (size_t)n * packet;
     int fd = memfd_create("fdr-buffer", MFD_CLOEXEC);
     if (fd < 0)
@@ -92,6 +97,7 @@ static struct fdr__buf *buf_create(void)
     b->fd = fd;
     b->index = count;
     b->out_fd = -1;
+    held += size;
     all[count] = b;
     __atomic_store_n(&count, count + 1, __ATOMIC_RELEASE);
     fdr__buf_added_hook(b); /* the consumer's drain helper maps it too */
@@ -237,17 +243,71 @@ int fdr__buf_adopt(int fd, uint64_t size, uint32_t route)
     return 0;
 }
 
-struct fdr__buf *fdr__buf_get_routed(uint32_t route)
+/* Events lost to a route by threads that ended before a ring of it came
+ * (writer.c, want_at_exit), per slot: the next ring of the route taken
+ * reports them. Under route_lock. */
+static struct {
+    uint32_t route;
+    uint64_t n;
+} route_lost[FDR__ROUTE_SLOTS];
+
+/* Route lock held: ring b (taken, or given back used) takes its route's
+ * lost count, reported by its next packet or, when none comes, by fdrd
+ * at the route's end (common/drain.h, a header-only packet). */
+static void take_lost(struct fdr__buf *b, int taken)
+{
+    if (!b->route || (!taken && !__atomic_load_n(&b->hdr->produced, __ATOMIC_RELAXED)))
+        return;
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+        if (route_lost[i].route == b->route) {
+            __atomic_fetch_add(&b->hdr->nested, route_lost[i].n, __ATOMIC_RELAXED);
+            route_lost[i].route = 0;
+            route_lost[i].n = 0;
+        }
+}
+
+void fdr__buf_route_lost(uint32_t route, uint64_t n)
+{
+    if (!route || !n)
+        return;
+    pthread_mutex_lock(&route_lock);
+    unsigned i = 0;
+    while (i < FDR__ROUTE_SLOTS && route_lost[i].route && route_lost[i].route != route)
+        i++;
+    /* A free ring of the route that was used: fdrd reports its count when
+     * the route ends, if no thread takes it before (common/drain.h). */
+    struct fdr__buf *used = NULL;
+    for (struct fdr__buf *q = routed_free; q && !used; q = q->next_free)
+        if (q->route == route && __atomic_load_n(&q->hdr->produced, __ATOMIC_RELAXED))
+            used = q;
+    if (used)
+        __atomic_fetch_add(&used->hdr->nested, n, __ATOMIC_RELAXED);
+    else if (i < FDR__ROUTE_SLOTS && route_live(route)) {
+        route_lost[i].route = route;
+        route_lost[i].n += n;
+    }
+    pthread_mutex_unlock(&route_lock);
+}
+
+struct fdr__buf *fdr__buf_get_routed(uint32_t route, int fresh)
 {
     pthread_mutex_lock(&route_lock);
-    struct fdr__buf *b = NULL;
+    struct fdr__buf *b = NULL, **at = NULL;
     for (struct fdr__buf **p = &routed_free; *p; p = &(*p)->next_free)
         if ((*p)->route == route) {
-            b = *p;
-            *p = b->next_free;
-            b->next_free = NULL;
-            break;
+            int unused = !__atomic_load_n(&(*p)->hdr->produced, __ATOMIC_RELAXED);
+            if (!at || unused == (fresh != 0))
+                at = p;
+            if (unused == (fresh != 0))
+                break;
         }
+    if (at && (fresh != 2 || !__atomic_load_n(&(*at)->hdr->produced, __ATOMIC_RELAXED))) {
+        b = *at;
+        *at = b->next_free;
+        b->next_free = NULL;
+    }
+    if (b)
+        take_lost(b, 1);
     unsigned left = 0;
     for (struct fdr__buf *q = routed_free; q && left < 2; q = q->next_free)
         left += q->route == route;
@@ -264,6 +324,7 @@ void fdr__buf_put_routed(struct fdr__buf *b)
     if (keep) {
         b->next_free = routed_free;
         routed_free = b;
+        take_lost(b, 0);
     }
     pthread_mutex_unlock(&route_lock);
     if (!keep)

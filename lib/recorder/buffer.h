@@ -51,8 +51,15 @@ extern uint32_t fdr__route_backfill[FDR__ROUTE_SLOTS];
  * before their route) is kept; one of a route that ended is unmapped.
  * Returns 0, or -EINVAL (then fd is closed). */
 int fdr__buf_adopt(int fd, uint64_t size, uint32_t route);
-/* A free ring of route `route`, or NULL; asks for more when few are left. */
-struct fdr__buf *fdr__buf_get_routed(uint32_t route);
+/* Adds n events to what route lost (threads that ended before a ring of it
+ * came): put in the count of a free ring of it that was used (fdrd reports
+ * it), else reported by the next ring of the route taken. */
+void fdr__buf_route_lost(uint32_t route, uint64_t n);
+/* A free ring of route `route`, or NULL; asks for more when few are left.
+ * fresh 0: one used before if there is one (unused rings are kept for
+ * threads with past events to hand over: backfill needs a stream that has
+ * no later ones); 1: an unused one if there is one; 2: only an unused one. */
+struct fdr__buf *fdr__buf_get_routed(uint32_t route, int fresh);
 /* Gives back a ring of a route: kept while its route is current, else
  * unmapped (fdrd keeps its own mapping). */
 void fdr__buf_put_routed(struct fdr__buf *b);

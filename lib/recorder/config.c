@@ -13,6 +13,8 @@
  *   FDR_BUFFER_SIZE  bytes of ring per thread (default 1M in memory, 8M when
  *                    writing to disk; K/M/G suffixes)
  *   FDR_PACKET_SIZE  bytes per packet (default 64K; 4K to 16M, power of 2)
+ *   FDR_MEMORY       budget of all the process's rings (default 256M):
+ *                    threads past it get the smallest ring (common/ring.h)
  *   FDR_STRING_MAX   longest string stored, in bytes (default 256)
  *   FDR_EVENTS       which events are recorded (pattern list, default all)
  *   FDR_TRACES       which events are printed live (default none)
@@ -243,6 +245,16 @@ void fdr__config_load(void)
         fdr__cfg.mode == FDR__MODE_DISCARD && fdr__cfg.output[0] ? 8u << 20 : 1u << 20;
     fdr__cfg.buffer_size =
         size_var("FDR_BUFFER_SIZE", def_buf, 2LL * fdr__cfg.packet_size, 1LL << 31, 0);
+    fdr__cfg.memory = 256u << 20;
+    const char *mem = getenv("FDR_MEMORY");
+    if (mem && *mem) {
+        long long v = parse_size(mem);
+        if (v < 0 || v > (1LL << 40))
+            fdr__warn("FDR_MEMORY=\"%s\" is not valid (a size up to 1T); using 256M",
+                      mem);
+        else
+            fdr__cfg.memory = (uint64_t)v;
+    }
     fdr__cfg.string_max = size_var("FDR_STRING_MAX", 256, 8, 4096, 0);
     fdr__string_max = fdr__cfg.string_max;
     fdr__cfg.flush_ms = size_var("FDR_FLUSH_MS", 100, 1, 60000, 0);

@@ -17,6 +17,7 @@ struct fdr__config {
     int mode;              /* FDR_MODE */
     uint32_t buffer_size;  /* FDR_BUFFER_SIZE, bytes per thread */
     uint32_t packet_size;  /* FDR_PACKET_SIZE, bytes */
+    uint64_t memory;       /* FDR_MEMORY, budget of all own rings (common/ring.h) */
     uint32_t string_max;   /* FDR_STRING_MAX */
     const char *events;    /* FDR_EVENTS, which events are recorded */
     const char *traces;    /* FDR_TRACES, which events are printed */

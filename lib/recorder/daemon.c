@@ -78,7 +78,7 @@ static uint32_t routes;   /* slots with a route (the thread's) */
 static uint32_t want[64]; /* routes that asked for rings (a small set) */
 static uint32_t nwant;    /* under want_lock */
 static pthread_mutex_t want_lock = PTHREAD_MUTEX_INITIALIZER;
-#define ROUTE_RINGS 4 /* rings asked for at a time */
+#define ROUTE_RINGS 16 /* rings asked for at a time */
 
 /* What fdrd knows of our providers: the identity sent per slot and the
  * handle it answered (0: no answer yet). */

@@ -80,6 +80,7 @@ static __thread char scratch[SCRATCH_SIZE];
 static __thread uint64_t nested_early;
 
 static void thread_exit(void);
+static void want_gone(struct fdr__writer *w, uint64_t seq);
 
 static void writer_destructor(void *arg)
 {
@@ -263,6 +264,8 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
             return -ENOSPC;
     }
     uint64_t seq = h->produced;
+    if (w->route_wanting && seq >= w->buf->geom.n_packets)
+        want_gone(w, seq - w->buf->geom.n_packets);
     struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(h, seq);
     w->pkt = p;
     /* The tail first: a reader that sees the new header (seq) also sees
@@ -425,7 +428,8 @@ static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
  * time; packets of other threads (the ring was theirs before) stay. For a
  * trace started before the process registered (FDR__ROUTE_BACKFILL): the
  * program's first events are not lost to it. */
-static void backfill(struct fdr__writer *w, uint32_t slots)
+static void backfill(struct fdr__writer *w, uint32_t slots, uint64_t since,
+                     uint64_t lost0)
 {
     /* A ring another thread used already holds later events: its stream's
      * time would run backwards. Into such a ring the past is counted as
@@ -446,12 +450,15 @@ static void backfill(struct fdr__writer *w, uint32_t slots)
     for (uint64_t seq = first; seq < produced; seq++) {
         struct fdr__pkt hdr;
         const char *slot = fdr__ring_slot(h, &b->geom, seq);
-        if (fdr__pkt_check(slot, &b->geom, seq, &hdr) < 0 || hdr.tid != (uint32_t)w->tid)
+        if (fdr__pkt_check(slot, &b->geom, seq, &hdr) < 0 ||
+            hdr.tid != (uint32_t)w->tid || hdr.ts_end < since)
             continue;
         struct fdr__iter it;
         struct fdr__event ev;
         fdr__iter_init(&it, slot, hdr.content_size / 8, &t);
         while (fdr__iter_next(&it, &ev) > 0) {
+            if (ev.ts < since)
+                continue;
             uint32_t sel =
                 __atomic_load_n(&fdr__class_sel[ev.id], __ATOMIC_RELAXED) & slots;
             if (sel & fresh)
@@ -464,9 +471,42 @@ static void backfill(struct fdr__writer *w, uint32_t slots)
     /* What it lost meanwhile (a full ring, a snapshot, the change of
      * route itself) is counted in each: of every class, so perhaps more
      * than the trace would have taken, never less. */
-    uint64_t lost = discarded_total(h) - w->local_lost0;
+    uint64_t lost = discarded_total(h) - lost0;
     for (uint32_t s = slots; s && lost; s &= s - 1)
         w->lane[__builtin_ctz(s)].buf->hdr->discarded += lost;
+}
+
+/* Events of this thread's own ring, in packet seq (about to be reused),
+ * that the primary slot waiting for its ring would have taken: counted as
+ * lost to it (backfill finds only what the ring still holds). */
+static void want_gone(struct fdr__writer *w, uint64_t seq)
+{
+    uint32_t ps = w->route_wanting & ~w->want_counted;
+    if (!ps || w->buf != w->local)
+        return;
+    unsigned i = (unsigned)__builtin_ctz(ps);
+    const struct fdr__buf *b = w->local;
+    struct fdr__pkt hdr;
+    const char *slot = fdr__ring_slot(b->hdr, &b->geom, seq);
+    if (fdr__pkt_check(slot, &b->geom, seq, &hdr) < 0 || hdr.tid != (uint32_t)w->tid ||
+        hdr.ts_end < w->want_since[i])
+        return;
+    struct fdr__classes t;
+    fdr__registry_classes(&t);
+    struct fdr__iter it;
+    struct fdr__event ev;
+    fdr__iter_init(&it, slot, hdr.content_size / 8, &t);
+    while (fdr__iter_next(&it, &ev) > 0)
+        if (ev.ts >= w->want_since[i] &&
+            (__atomic_load_n(&fdr__class_sel[ev.id], __ATOMIC_RELAXED) >> i & 1))
+            w->want_lost[i]++;
+}
+
+/* Counts an event that lanes waiting for their ring would have taken. */
+static void want_count(struct fdr__writer *w, uint32_t sel)
+{
+    for (uint32_t u = sel & w->want_counted; u; u &= u - 1)
+        w->want_lost[__builtin_ctz(u)]++;
 }
 
 /* Moves w to the rings of the current routes (buffer.c), or back to its
@@ -490,6 +530,7 @@ static void reroute(struct fdr__writer *w, uint64_t now)
         w->lane[w->pslot - 1].pkt = NULL; /* its packet was w->pkt, closed */
         w->pslot = 0;
     }
+    uint32_t was = w->route_wanting, late = 0;
     w->route_wanting = 0;
     for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
         struct fdr__lane *l = &w->lane[i];
@@ -502,8 +543,27 @@ static void reroute(struct fdr__writer *w, uint64_t now)
             }
         }
         if (!l->buf && (on >> i & 1) && route) {
-            l->buf = fdr__buf_get_routed(route);
-            w->route_wanting |= !l->buf;
+            int past_to_give =
+                (was >> i & 1) ||
+                (__atomic_load_n(&fdr__route_backfill[i], __ATOMIC_RELAXED) == route &&
+                 w->backfilled[i] != route);
+            l->buf = fdr__buf_get_routed(route, w->exiting ? 2 : past_to_give);
+            if (l->buf) {
+                late |= was & 1u << i;
+            } else {
+                w->route_wanting |= 1u << i;
+                if (!(was >> i & 1)) {
+                    /* From now on; or from the start when the route
+                     * takes its past too (backfill, below, once a ring
+                     * comes). */
+                    int all = __atomic_load_n(&fdr__route_backfill[i],
+                                              __ATOMIC_RELAXED) == route &&
+                              w->backfilled[i] != route;
+                    w->want_since[i] = all ? 0 : now;
+                    w->want_d0[i] = all ? w->local_lost0 : discarded_total(w->local->hdr);
+                    w->want_lost[i] = 0;
+                }
+            }
         }
     }
     w->lanes_on = 0;
@@ -520,13 +580,27 @@ static void reroute(struct fdr__writer *w, uint64_t now)
         }
     }
     if (past) {
-        backfill(w, past);
+        backfill(w, past, 0, w->local_lost0);
         /* The primary's ring is written through w->pkt from now on. */
         for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
             if (past >> i & 1)
                 lane_close(w, &w->lane[i], now);
     }
+    /* Rings that came late: the primary slot's events are in the own ring
+     * since it waited (backfilled from then); a lane's were counted. */
+    for (uint32_t u = late; u; u &= u - 1) {
+        unsigned i = (unsigned)__builtin_ctz(u);
+        if (!(w->want_counted >> i & 1) && !(past >> i & 1))
+            backfill(w, 1u << i, w->want_since[i], w->want_d0[i]);
+        w->lane[i].buf->hdr->discarded += w->want_lost[i];
+        lane_close(w, &w->lane[i], now);
+    }
     unsigned ps = on ? (unsigned)__builtin_ctz(on) : 0;
+    /* The primary slot's events are recorded in the own ring while it
+     * waits; the other slots' are counted (want_count). */
+    w->want_counted = w->route_wanting;
+    if (!fdr__cfg.output[0] && (w->route_wanting >> ps & 1))
+        w->want_counted &= ~(1u << ps);
     /* FDR_OUTPUT (registry.c, compute_state): the own ring stays primary. */
     if (on && w->lane[ps].buf && !fdr__cfg.output[0]) {
         w->buf = w->lane[ps].buf;
@@ -650,10 +724,13 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
     if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE))
         reroute(w, now);
     /* The other traces that take this event and have a lane here. */
-    uint32_t multi =
-        st & FDR__S_MULTI
-            ? __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED) & w->lanes_on
-            : 0;
+    uint32_t multi = 0;
+    if (st & FDR__S_MULTI) {
+        uint32_t all = __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED);
+        multi = all & w->lanes_on;
+        if (w->want_counted)
+            want_count(w, all);
+    }
     if (st & FDR__S_RECORD) {
         p = make_room(w, total, now, tail);
         if (!p) {
@@ -715,10 +792,11 @@ void fdr__commit_multi(struct fdr__site *s, char *end, char *tail)
     struct fdr__writer *w = t->writer;
     /* The event starts at pos, not yet moved past it (fdr__commit does). */
     char *start = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
-    uint32_t sel =
-        w ? __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED) & w->lanes_on : 0;
-    if (sel)
-        lanes_copy(w, sel, start, end);
+    uint32_t all = w ? __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED) : 0;
+    if (all & (w ? w->lanes_on : 0))
+        lanes_copy(w, all & w->lanes_on, start, end);
+    if (w && w->want_counted)
+        want_count(w, all);
     fdr__commit(end, tail);
 }
 
@@ -752,6 +830,55 @@ void fdr__commit_slow(char *end, char *tail)
     leave_section(t);
 }
 
+/* At thread exit, the routes that came after its last event; then a slot
+ * still waiting for its ring (a burst of new
+ * threads outran the rings fdrd sends): up to ~50 ms for one, so that what
+ * the thread recorded for the trace reaches it; then any ring of the
+ * route, which counts what it cannot take. With none at all, its count
+ * goes to the route (fdr__buf_route_lost). Writers lock held (no controller reads the
+ * rings meanwhile). */
+static void want_at_exit(struct fdr__writer *w)
+{
+    w->exiting = 1;
+    /* Routes that came after its last event: its past is handed over now
+     * (backfill), as its next event would have. */
+    if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE) &&
+        !__atomic_load_n(&route_hold, __ATOMIC_ACQUIRE))
+        reroute(w, fdr__now());
+    for (int i = 0; i < 50 && w->route_wanting; i++) {
+        if (i) {
+            pthread_mutex_unlock(&fdr__writers_lock);
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+            pthread_mutex_lock(&fdr__writers_lock);
+        }
+        if (!__atomic_load_n(&route_hold, __ATOMIC_ACQUIRE))
+            reroute(w, fdr__now());
+    }
+    /* No unused ring came: a used one takes the count of what it cannot
+     * take in order (backfill), in this thread's stream still. */
+    w->exiting = 0;
+    if (w->route_wanting && !__atomic_load_n(&route_hold, __ATOMIC_ACQUIRE))
+        reroute(w, fdr__now());
+    if (w->route_wanting)
+        fdr__writer_close_packet(w, fdr__now());
+    for (uint32_t u = w->route_wanting; u; u &= u - 1) {
+        unsigned i = (unsigned)__builtin_ctz(u);
+        if (!(w->want_counted >> i & 1)) {
+            /* Its events in the own ring since it waited. */
+            const struct fdr__buf *b = w->local;
+            uint64_t produced = __atomic_load_n(&b->hdr->produced, __ATOMIC_RELAXED);
+            uint64_t first =
+                produced > b->geom.n_packets ? produced - b->geom.n_packets : 0;
+            for (uint64_t seq = first; seq < produced; seq++)
+                want_gone(w, seq);
+        }
+        fdr__buf_route_lost(__atomic_load_n(&fdr__routes[i], __ATOMIC_ACQUIRE),
+                            w->want_lost[i]);
+    }
+    w->route_wanting = w->want_counted = 0;
+}
+
 static void thread_exit(void)
 {
     struct fdr__thread *t = &fdr__self;
@@ -759,6 +886,7 @@ static void thread_exit(void)
     if (!w)
         return;
     pthread_mutex_lock(&fdr__writers_lock);
+    want_at_exit(w);
     fdr__writer_close_packet(w, fdr__now());
     /* The next new thread takes this buffer. If the consumer has fallen
      * behind (a busy machine), the packets are written out now: short

@@ -31,7 +31,9 @@ struct fdr__writer {
     uint32_t out_seen;      /* section.c: last wait round it was seen out */
     struct fdr__buf *local; /* its own ring; buf is this or a routed one */
     uint32_t route_gen;     /* fdr__route_gen when it last chose its ring */
-    int route_wanting;      /* routed, but no ring of a route was free */
+    uint32_t route_wanting; /* slots routed with no ring free for them yet */
+    uint32_t want_counted;  /* of those, the lanes: their events are counted */
+    uint32_t exiting;       /* its thread is ending: only unused rings */
     uint32_t pslot;         /* primary slot + 1 when buf is a routed ring */
     uint32_t lanes_on;      /* slots whose lane has a ring (not the primary) */
     uint32_t multi_sel;     /* lanes the event being written is copied to */
@@ -39,6 +41,12 @@ struct fdr__writer {
     struct fdr__lane lane[FDR__ROUTE_SLOTS];
     uint32_t backfilled[FDR__ROUTE_SLOTS]; /* route it handed its past to */
     uint64_t local_lost0; /* its own ring's discarded events when it took it */
+    /* A slot waiting for a ring (fdrd sends them after the route, more on
+     * request): since when, its own ring's discarded count then, and the
+     * events of it lost meanwhile, put in the ring's count when it comes. */
+    uint64_t want_since[FDR__ROUTE_SLOTS];
+    uint64_t want_d0[FDR__ROUTE_SLOTS];
+    uint64_t want_lost[FDR__ROUTE_SLOTS];
 };
 
 /* Routes change in three steps (daemon.c): fdr__writers_hold(1) makes

@@ -137,6 +137,24 @@ static int only_name(int argc, char **argv, const char **name)
     return check_name(argv[0], argv[1]);
 }
 
+/* -o DIR as fdrd needs it: absolute (fdrd has its own working directory). */
+static int absolute_dir(const char *verb, const char *out, char *dst, size_t cap)
+{
+    char cwd[PATH_MAX];
+    int n;
+    if (!*out)
+        return cli_fail(2, verb, "-o needs a directory");
+    if (out[0] == '/')
+        n = snprintf(dst, cap, "%s", out);
+    else if (getcwd(cwd, sizeof cwd))
+        n = snprintf(dst, cap, "%s/%s", strcmp(cwd, "/") ? cwd : "", out);
+    else
+        return cli_fail(1, verb, "cannot make '%s' absolute: %s", out, strerror(errno));
+    if (n < 0 || (size_t)n >= cap)
+        return cli_fail(2, verb, "output directory too long");
+    return 0;
+}
+
 static int cmd_create(int argc, char **argv)
 {
     const char *verb = argv[0];
@@ -145,12 +163,13 @@ static int cmd_create(int argc, char **argv)
                                          {"snapshot", no_argument, 0, 'S'},
                                          {"buffer-size", required_argument, 0, 'b'},
                                          {"packet-size", required_argument, 0, 'p'},
+                                         {"memory", required_argument, 0, 'm'},
                                          {0, 0, 0, 0}};
     static struct fdr__msg_create m;
     memset(&m, 0, sizeof m);
     m.mask = 0xffffffffu;
     const char *out = NULL;
-    int c, modes = 0;
+    int c, rc, modes = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
         switch (c) {
@@ -167,12 +186,18 @@ static int cmd_create(int argc, char **argv)
             break;
         case 'b':
         case 'p':
-            if (parse_size(optarg, c == 'b' ? &m.buffer_size : &m.packet_size) < 0)
+        case 'm':
+            if (parse_size(optarg, c == 'b'   ? &m.buffer_size
+                                   : c == 'p' ? &m.packet_size
+                                              : &m.memory) < 0)
                 return cli_fail(
                     2, verb,
                     "bad %s '%s': a number of bytes above 0, with an optional "
                     "K, M or G suffix",
-                    c == 'b' ? "--buffer-size" : "--packet-size", optarg);
+                    c == 'b'   ? "--buffer-size"
+                    : c == 'p' ? "--packet-size"
+                               : "--memory",
+                    optarg);
             break;
         case ':':
             return cli_fail(2, verb, "%s needs a value", argv[optind - 1]);
@@ -192,23 +217,9 @@ static int cmd_create(int argc, char **argv)
     if (check_name(verb, name))
         return 2;
     fdr__proto_set_str(m.name, sizeof m.name, name);
-    if (out) {
-        char cwd[PATH_MAX];
-        int n;
-        if (!*out)
-            return cli_fail(2, verb, "-o needs a directory");
-        if (out[0] == '/')
-            n = snprintf(m.outdir, sizeof m.outdir, "%s", out);
-        else if (getcwd(cwd, sizeof cwd))
-            n = snprintf(m.outdir, sizeof m.outdir, "%s/%s", strcmp(cwd, "/") ? cwd : "",
-                         out);
-        else
-            return cli_fail(1, verb, "cannot make '%s' absolute: %s", out,
-                            strerror(errno));
-        if (n < 0 || (size_t)n >= sizeof m.outdir)
-            return cli_fail(2, verb, "output directory too long");
-    }
-    int rc = simple(verb, &m, sizeof m, FDR__MSG_CREATE);
+    if (out && (rc = absolute_dir(verb, out, m.outdir, sizeof m.outdir)) != 0)
+        return rc;
+    rc = simple(verb, &m, sizeof m, FDR__MSG_CREATE);
     if (rc == 0)
         printf("trace %s created\n", name);
     return rc;
@@ -311,6 +322,48 @@ static int cmd_destroy(int argc, char **argv)
     return name_verb(argc, argv, FDR__MSG_DESTROY, "destroyed");
 }
 
+static int cmd_snapshot(int argc, char **argv)
+{
+    const char *verb = argv[0];
+    static struct fdr__msg_snapshot m;
+    memset(&m, 0, sizeof m);
+    const char *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0) {
+            if (++i >= argc)
+                return cli_fail(2, verb, "-o needs a value");
+            int rc = absolute_dir(verb, argv[i], m.outdir, sizeof m.outdir);
+            if (rc)
+                return rc;
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return cli_fail(2, verb, "unknown option '%s' (fdr help %s)", argv[i], verb);
+        else if (name)
+            return cli_fail(2, verb, "unexpected argument '%s' (fdr help %s)", argv[i],
+                            verb);
+        else
+            name = argv[i];
+    }
+    if (!name)
+        return cli_fail(2, verb, "missing trace name (fdr help %s)", verb);
+    if (check_name(verb, name))
+        return 2;
+    fdr__proto_set_str(m.name, sizeof m.name, name);
+    struct client *c = malloc(sizeof *c);
+    if (!c)
+        return cli_fail(1, verb, "out of memory");
+    int rc = client_open(c, verb, 1);
+    if (rc == 0)
+        rc = client_call(c, &m, sizeof m, FDR__MSG_SNAPSHOT, NULL);
+    if (rc == 0) {
+        const void *b = c->buf;
+        const struct fdr__msg_reply *r = b;
+        printf("snapshot of trace %s written to %s\n", name, r->text);
+    }
+    client_close(c);
+    free(c);
+    return rc;
+}
+
 /* Takes --json out of argv; returns 1 if it was there. */
 static int take_json(int *argc, char **argv)
 {
@@ -335,9 +388,10 @@ static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
         fprintf(
             out,
             ", \"active\": %s, \"mode\": \"%s\", \"mask\": %u, \"mask_hex\": \"0x%08x\", "
-            "\"buffer_size\": %" PRIu64 ", \"packet_size\": %" PRIu64 ", \"output\": ",
+            "\"buffer_size\": %" PRIu64 ", \"packet_size\": %" PRIu64
+            ", \"memory\": %" PRIu64 ", \"output\": ",
             t->active ? "true" : "false", mode, t->mask, t->mask, t->buffer_size,
-            t->packet_size);
+            t->packet_size, t->memory);
         json_str(out, t->outdir);
         fprintf(out, ", \"events\": [");
         for (uint32_t i = 0; i < t->nitems; i++, item += strlen(item) + 1) {
@@ -352,6 +406,8 @@ static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
     print_size(t->buffer_size);
     fprintf(out, " packet=");
     print_size(t->packet_size);
+    fprintf(out, " memory=");
+    print_size(t->memory);
     fprintf(out, "\n    output: %s\n    events:", t->outdir);
     if (!t->nitems)
         fprintf(out, " (none)");
@@ -553,7 +609,8 @@ static int cmd_status(int argc, char **argv)
 
 const struct cli_verb cli_verbs_session[] = {
     {"create", cmd_create,
-     "NAME [-o DIR] [--overwrite|--snapshot] [--buffer-size N] [--packet-size N]",
+     "NAME [-o DIR] [--overwrite|--snapshot] [--buffer-size N] [--packet-size N]\n"
+     "       [--memory N]",
      "create a trace in fdrd (started by this verb if it is not running)",
      "NAME: 1 to 64 of [A-Za-z0-9_.-], not starting with '.' or '-'; at most 32\n"
      "traces exist at once. The trace records nothing until `fdr enable` selects\n"
@@ -566,7 +623,18 @@ const struct cli_verb cli_verbs_session[] = {
      "  --buffer-size N   per-thread ring: a whole number of packets, at least 2,\n"
      "                    at most 1G (default 1M, or 4 packets if more)\n"
      "  --packet-size N   a power of two from 4K to 16M (default 64K)\n"
+     "  --memory N        ring memory of one process in this trace (default 256M):\n"
+     "                    threads past it get the smallest ring (12K), and what\n"
+     "                    they lose is counted as discarded\n"
      "Sizes are bytes with an optional K, M or G suffix.\n"},
+    {"snapshot", cmd_snapshot, "NAME [-o DIR]",
+     "write what a trace's rings hold now, the programs running on",
+     "A copy of every ring of every process of the trace: its closed packets that\n"
+     "the program has not reused meanwhile, and its open packet up to the last\n"
+     "committed event. Any mode (the flight recorder's --overwrite and\n"
+     "--snapshot traces are what it is for).\n"
+     "  -o DIR            where (default OUTPUT/snapshot-N-DATE-TIME, OUTPUT the\n"
+     "                    trace's directory); DIR/<process>-<pid>/ per process\n"},
     {"enable", cmd_enable, "NAME PATTERN...", "add event patterns to a trace's selection",
      "Each PATTERN is an item of the FDR_TRACES language: [+|-]EVENT_GLOB or\n"
      "[+|-]PROVIDER_GLOB:EVENT_GLOB (e.g. 'net:*', '-net:rx'). Items are appended\n"

@@ -73,6 +73,14 @@ add_test(NAME fdr-daemon-collect
                  ${_ses_out}/collect $<TARGET_FILE:session-prog>)
 set_tests_properties(fdr-daemon-collect PROPERTIES TIMEOUT 300)
 
+# fdr-daemon-memory: 1,000 threads hold rings within the memory budget
+# (FDR_MEMORY alone, fdr create --memory through fdrd), nothing uncounted.
+add_test(NAME fdr-daemon-memory
+         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-memory.py
+                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                 ${_ses_out}/memory $<TARGET_FILE:session-prog>)
+set_tests_properties(fdr-daemon-memory PROPERTIES TIMEOUT 600)
+
 # fdr-daemon-traces: four traces at once with their own selections and
 # filter masks (exact per thread and trace, bt2); 32 traces at once; a
 # trace created/started/stopped/destroyed 50 times while 4 threads record

@@ -154,4 +154,60 @@ c.check(sorted(newest.values()) == [N - 1] * THREADS,
         "the newest event of each thread: %s" % dict(newest))
 names = {name for (_, name) in ns}
 c.check(names == {"ses:tick", "ses:rare", "ses:hot"}, "all events: %s" % names)
+
+# ---- fdr snapshot: what the rings hold, the program running on -------------
+# Of a program whose threads wait: exactly what the trace holds when it ends.
+sout = os.path.join(s.work, "snapped")
+s.fdr("create", "S", "-o", sout, "--overwrite", "--buffer-size", "64K", "--packet-size", "4K")
+s.fdr("enable", "S", "ses:*")
+s.fdr("start", "S")
+p = launch("kill")
+snap = os.path.join(s.work, "snap1")
+r = s.fdr("snapshot", "S", "-o", snap)
+c.check(r.stdout == "snapshot of trace S written to %s\n" % snap, "snapshot line: %r" % r.stdout)
+snapped, snapped_lost = h.per_thread(os.path.join(snap, "session-prog-%d" % p.pid))
+# The default directory: OUTPUT/snapshot-N-DATE-TIME, N counting from 1.
+r = s.fdr("snapshot", "S")
+auto = r.stdout.split(" written to ")[-1].strip()
+c.check(os.path.dirname(auto) == sout and os.path.basename(auto).startswith("snapshot-2-"),
+        "default snapshot directory: %r" % r.stdout)
+again, _ = h.per_thread(os.path.join(auto, "session-prog-%d" % p.pid))
+c.check(again == snapped, "two snapshots of a waiting program are equal")
+s.fdr_err(["snapshot", "S", "-o", "/proc/version/x"],
+          "fdr snapshot: cannot write the snapshot in '/proc/version/x': Not a directory", 1)
+p.kill()
+p.wait(timeout=120)
+h.wait_for(lambda: p.pid not in processes(), "fdrd saw it go")
+s.fdr("destroy", "S")
+final, _ = h.per_thread(os.path.join(sout, "session-prog-%d" % p.pid))
+c.check(snapped == final and len(snapped) >= THREADS,
+        "snapshot of a waiting program == its trace at the end (%d, %d keys)"
+        % (len(snapped), len(final)))
+for (tid, name), v in snapped.items():
+    c.check(name != "ses:tick" or v[-1] == N - 1, "snapshot: newest tick of %d: %d" % (tid, v[-1]))
+
+# Of threads recording flat out: every copy is whole (a packet reused while
+# fdrd copied it is left out), so each thread's numbers only go up.
+s.fdr("create", "R", "-o", os.path.join(s.work, "storm"), "--overwrite",
+      "--buffer-size", "64K", "--packet-size", "4K")
+s.fdr("enable", "R", "ses:*")
+s.fdr("start", "R")
+e = dict(s.env)
+st = subprocess.Popen([prog, "storm", "2"], env=e, stdin=subprocess.PIPE,
+                      stdout=subprocess.PIPE, text=True)
+s.pids.add(st.pid)
+c.check(st.stdout.readline() == "ready\n", "storm runs")
+h.wait_for(lambda: st.pid in processes(), "storm registered")
+seen = 0
+for i in range(20):
+    d = os.path.join(s.work, "storm-snap%d" % i)
+    s.fdr("snapshot", "R", "-o", d)
+    ns, _ = h.per_thread(os.path.join(d, "session-prog-%d" % st.pid))
+    for key, v in ns.items():
+        seen += len(v)
+        c.check(all(a < b for a, b in zip(v, v[1:])), "snapshot %d, %s: not increasing" % (i, key))
+c.check(seen > 0, "the storm's snapshots hold events")
+st.stdin.close()
+st.wait(timeout=120)
+s.fdr("destroy", "R")
 c.finish()

@@ -73,6 +73,13 @@ SIZE = "a number of bytes above 0, with an optional K, M or G suffix"
 for bad in ("", "abc", "12Q", "1.5M", "-4K", "0", "4 K", "99999999999999999999"):
     E(["create", "t", "--buffer-size", bad], "fdr create: bad --buffer-size '%s': %s" % (bad, SIZE), 2)
 E(["create", "t", "--packet-size", "4KB"], "fdr create: bad --packet-size '4KB': %s" % SIZE, 2)
+E(["create", "t", "--memory", "lots"], "fdr create: bad --memory 'lots': %s" % SIZE, 2)
+E(["snapshot"], "fdr snapshot: missing trace name (fdr help snapshot)", 2)
+E(["snapshot", "a/b"], "fdr snapshot: bad trace name 'a/b': %s" % NAME_RULE, 2)
+E(["snapshot", "a", "b"], "fdr snapshot: unexpected argument 'b' (fdr help snapshot)", 2)
+E(["snapshot", "a", "-x"], "fdr snapshot: unknown option '-x' (fdr help snapshot)", 2)
+E(["snapshot", "a", "-o"], "fdr snapshot: -o needs a value", 2)
+E(["snapshot", "a", "-o", ""], "fdr snapshot: -o needs a directory", 2)
 for verb in ("enable", "disable"):
     E([verb], "fdr %s: missing trace name (fdr help %s)" % (verb, verb), 2)
     E([verb, "t"], "fdr %s: missing PATTERN (fdr help %s)" % (verb, verb), 2)
@@ -95,6 +102,7 @@ for verb in ("start", "stop", "destroy"):
 E(["enable", "nope", "a"], "fdr enable: no trace named 'nope' (fdr list traces shows them)", 1)
 E(["disable", "nope", "a"], "fdr disable: no trace named 'nope' (fdr list traces shows them)", 1)
 E(["filter", "nope", "1"], "fdr filter: no trace named 'nope' (fdr list traces shows them)", 1)
+E(["snapshot", "nope"], "fdr snapshot: no trace named 'nope' (fdr list traces shows them)", 1)
 s.fdr("create", "t")
 E(["create", "t"], "fdr create: a trace named 't' exists already", 1)
 E(["create", "u", "--packet-size", "3K"],
@@ -109,6 +117,11 @@ E(["create", "u", "--buffer-size", "100K", "--packet-size", "8K"],
   "fdr create: bad buffer size 102400: a whole number of packets (8192 bytes), at least 2", 1)
 E(["create", "u", "--buffer-size", "2G"],
   "fdr create: bad buffer size 2147483648: at most 1 GiB (1073741824)", 1)
+E(["create", "u", "--memory", "2048G"],
+  "fdr create: bad memory budget 2199023255552: at most 1 TiB", 1)
+E(["snapshot", "t"], "fdr snapshot: trace t holds no events (no process records into it)", 1)
+E(["snapshot", "t", "-o", "/proc/no/such"],
+  "fdr snapshot: trace t holds no events (no process records into it)", 1)
 E(["enable", "t", "net:[rx"], "fdr enable: bad pattern: malformed item \"net:[rx\": unterminated '['", 1)
 E(["enable", "t", "a:b:c"], "fdr enable: bad pattern: malformed item \"a:b:c\": cannot split into provider:event items", 1)
 E(["enable", "t", "ok", "bad$"], "fdr enable: bad pattern: malformed item \"bad$\": invalid character '$'", 1)

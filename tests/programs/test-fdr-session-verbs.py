@@ -53,7 +53,7 @@ p = subprocess.run([s.fdr_bin, "create", "t2", "-o", "out/here", "--overwrite",
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
 c.check(p.returncode == 0, "create t2: %s" % p.stderr)
 s.fdr("create", "t3", "--snapshot", "--packet-size", "1m", "-o", "/abs/dir")
-s.fdr("create", "t4", "--buffer-size=8192", "--packet-size=4096")
+s.fdr("create", "t4", "--buffer-size=8192", "--packet-size=4096", "--memory", "64M")
 ts = s.traces()
 c.check(list(ts) == ["t1", "t2", "t3", "t4"], "creation order %r" % list(ts))
 c.check(ts["t2"]["output"] == os.path.join(cwd, "out/here"), "-o made absolute: %r" % ts["t2"]["output"])
@@ -62,7 +62,9 @@ c.check(ts["t2"]["mode"] == "overwrite" and ts["t2"]["buffer_size"] == 2 << 20
 c.check(ts["t3"]["mode"] == "snapshot" and ts["t3"]["packet_size"] == 1 << 20
         and ts["t3"]["buffer_size"] == 4 << 20 and ts["t3"]["output"] == "/abs/dir",
         "t3 (buffer defaults to 4 packets) %r" % ts["t3"])
-c.check(ts["t4"]["buffer_size"] == 8192 and ts["t4"]["packet_size"] == 4096, "t4 %r" % ts["t4"])
+c.check(ts["t4"]["buffer_size"] == 8192 and ts["t4"]["packet_size"] == 4096
+        and ts["t4"]["memory"] == 64 << 20, "t4 %r" % ts["t4"])
+c.check(ts["t3"]["memory"] == 256 << 20, "default memory budget %r" % ts["t3"])
 
 # enable / disable append, in order, normalised one rule per item.
 s.fdr("enable", "t1", "net:*", "foo_?", "-bar")
@@ -94,8 +96,8 @@ c.check(s.json("status", "--json")["active"] == 1, "1 active")
 # Text output of list and status.
 out = s.fdr("list").stdout
 c.check(out == s.fdr("list", "traces").stdout, "list = list traces")
-c.check("t1  stopped  mode=discard mask=0x00000000 buffer=1M packet=64K\n" in out, "list text: %r" % out)
-c.check("t2  started  mode=overwrite mask=0x80000001 buffer=2M packet=16K\n" in out, "list text t2")
+c.check("t1  stopped  mode=discard mask=0x00000000 buffer=1M packet=64K memory=256M\n" in out, "list text: %r" % out)
+c.check("t2  started  mode=overwrite mask=0x80000001 buffer=2M packet=16K memory=256M\n" in out, "list text t2")
 c.check("    events: net:* foo_? -bar -net:rx -baz a b:c\n" in out, "list text events")
 c.check("    events: (none)\n" in out, "list text no events")
 out = s.fdr("status").stdout

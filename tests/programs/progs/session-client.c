@@ -7,6 +7,10 @@
  *                                      LONG, the rest from the compiler
  *   unregister HANDLE                  UNREGISTER_PROVIDER
  *   exit                               exit(0) at once (no goodbye)
+ *   create NAME DIR | enable NAME PATTERN | start NAME | stop NAME |
+ *   destroy NAME                       the trace verbs, as `fdr` sends them
+ *                                      (many in a row without a process each)
+ *   sleep MS                           waits MS milliseconds (no output)
  *
  * Each command prints one line on stdout: "ok VALUE" or "error STATUS
  * TEXT". Usage: session-client SOCKET. Used by test-fdr-session-providers.py:
@@ -67,8 +71,9 @@ int main(int argc, char **argv)
     }
     char line[512];
     while (fgets(line, sizeof line, stdin)) {
-        char name[128];
+        char name[128], arg[256];
         unsigned long nevents, checksum, lsize, handle;
+        int k;
         if (sscanf(line, "process %127s", name) == 1) {
             struct fdr__msg_register_process m;
             memset(&m, 0, sizeof m);
@@ -99,6 +104,34 @@ int main(int argc, char **argv)
             memset(&m, 0, sizeof m);
             m.handle = (uint32_t)handle;
             call(fd, &m, sizeof m, FDR__MSG_UNREGISTER_PROVIDER);
+        } else if (sscanf(line, "create %63s %255s", name, arg) == 2) {
+            static struct fdr__msg_create m;
+            memset(&m, 0, sizeof m);
+            m.mask = 0xffffffffu;
+            fdr__proto_set_str(m.name, sizeof m.name, name);
+            fdr__proto_set_str(m.outdir, sizeof m.outdir, arg);
+            call(fd, &m, sizeof m, FDR__MSG_CREATE);
+        } else if (sscanf(line, "enable %63s %255s", name, arg) == 2) {
+            static uint64_t buf[(sizeof(struct fdr__msg_items) + 256) / 8 + 1];
+            struct fdr__msg_items *m = (struct fdr__msg_items *)buf;
+            memset(buf, 0, sizeof buf);
+            fdr__proto_set_str(m->name, sizeof m->name, name);
+            m->nitems = 1;
+            m->len = (uint32_t)strlen(arg) + 1;
+            memcpy(m->items, arg, m->len);
+            call(fd, m, sizeof *m + m->len, FDR__MSG_ENABLE);
+        } else if ((k = sscanf(line, "start %63s", name)) == 1 ||
+                   (k = 2 * (sscanf(line, "stop %63s", name) == 1)) == 2 ||
+                   (k = 3 * (sscanf(line, "destroy %63s", name) == 1)) == 3) {
+            struct fdr__msg_trace m;
+            memset(&m, 0, sizeof m);
+            fdr__proto_set_str(m.name, sizeof m.name, name);
+            call(fd, &m, sizeof m,
+                 k == 1   ? FDR__MSG_START
+                 : k == 2 ? FDR__MSG_STOP
+                          : FDR__MSG_DESTROY);
+        } else if (sscanf(line, "sleep %lu", &handle) == 1) {
+            usleep((useconds_t)handle * 1000);
         } else if (strncmp(line, "exit", 4) == 0) {
             exit(0);
         } else {

@@ -32,7 +32,13 @@
  *       (F children failed) when all have ended
  *   session-prog storm THREADS
  *       THREADS threads record ses:tick and ses:rare (t, n) without pause
- *       until the end of input; prints "ready" once they run */
+ *       until the end of input; prints "ready" once they run
+ *   session-prog many THREADS N [go]
+ *       (with "go": once the line "go" is read) THREADS threads (up to
+ *       4,000, small stacks) at once, each records N
+ *       ses:tick (t, n = 0..N-1) and waits; prints "done" once all have,
+ *       and at the end of input lets them end and exits 0 (the memory
+ *       budget's test: their rings are all held while it waits) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -79,6 +85,45 @@ static void *early_thread(void *arg)
         usleep(1000);
     fdr_trace(ses, tick, "t=%d n=%lu", t, go_n);
     return NULL;
+}
+
+static pthread_barrier_t many_end;
+static void *many_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (unsigned long n = 0; n < go_n; n++)
+        fdr_trace(ses, tick, "t=%d n=%lu", t, n);
+    __atomic_fetch_add(&go_done, 1, __ATOMIC_RELEASE);
+    pthread_barrier_wait(&many_end);
+    return NULL;
+}
+
+static int many(int nt, unsigned long n, int wait_go)
+{
+    static pthread_t th[4000];
+    char line[64];
+    if (nt < 1 || nt > 4000)
+        return 2;
+    if (wait_go && (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0))
+        return 4;
+    go_n = n;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 256 << 10);
+    pthread_barrier_init(&many_end, NULL, (unsigned)nt + 1);
+    for (int t = 0; t < nt; t++)
+        if (pthread_create(&th[t], &a, many_thread, (void *)(intptr_t)t))
+            return 3;
+    while (__atomic_load_n(&go_done, __ATOMIC_ACQUIRE) < nt)
+        usleep(1000);
+    puts("done");
+    fflush(stdout);
+    while (fgets(line, sizeof line, stdin))
+        ;
+    pthread_barrier_wait(&many_end);
+    for (int t = 0; t < nt; t++)
+        pthread_join(th[t], NULL);
+    return 0;
 }
 
 static void *go_thread(void *arg)
@@ -244,7 +289,9 @@ int main(int argc, char **argv)
             pthread_join(th[t], NULL);
         return 0;
     }
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "many") == 0)
+        return many(atoi(argv[2]), strtoul(argv[3], NULL, 10), argc == 5);
     fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
-                    "go THREADS N [kill] | storm THREADS\n");
+                    "go THREADS N [kill] | storm THREADS | many THREADS N [go]\n");
     return 2;
 }
