@@ -768,7 +768,7 @@ static int thousand_threads(const bench_sections_ctx *c)
             setenv("FDR_BUFFER_SIZE", "256K", 1);
             if (k == 1)
                 setenv("FDR_MEMORY", "1T", 1);
-            if (k == 2)
+            if (k >= 2) /* and through fdrd, the threads' own rings */
                 setenv("FDR_MEMORY", "16M", 1);
             if (k == 3) {
                 unsetenv("FDR_DAEMON");
@@ -815,10 +815,12 @@ static int thousand_threads(const bench_sections_ctx *c)
         if (!n[k])
             continue;
         double m = benchfn_stats_of(rss[k], (size_t)n[k]).median;
-        bench_extra_add(c->r, "threads_1000", names[k], "rss", "bytes", m);
-        if (k)
-            bench_extra_add(c->r, "threads_1000", names[k], "rss_added", "bytes",
-                            m - floor_rss);
+        for (int i = 0; i < n[k]; i++) {
+            bench_extra_add(c->r, "threads_1000", names[k], "rss", "bytes", rss[k][i]);
+            if (k)
+                bench_extra_add(c->r, "threads_1000", names[k], "rss_added", "bytes",
+                                rss[k][i] - floor_rss);
+        }
         fprintf(stderr, "  1,000 threads %s: RSS %.1f MiB (%+.1f MiB)\n", names[k],
                 m / 1048576, (m - floor_rss) / 1048576);
     }

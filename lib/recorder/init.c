@@ -166,8 +166,10 @@ static void fork_child(void)
     fdr__pid = getpid();
     for (struct fdr__writer *w = fdr__writers, *next; w; w = next) {
         next = w->next;
-        if (w->self != &fdr__self)
-            free(w); /* its thread does not exist here */
+        if (w->self != &fdr__self) { /* its thread does not exist here */
+            free(w->scratch);
+            free(w);
+        }
     }
     struct fdr__thread *t = &fdr__self;
     struct fdr__writer *me = t->writer;

@@ -41,6 +41,7 @@ struct fdr__writer {
     struct fdr__lane lane[FDR__ROUTE_SLOTS];
     uint32_t backfilled[FDR__ROUTE_SLOTS]; /* route it handed its past to */
     uint64_t local_lost0; /* its own ring's discarded events when it took it */
+    char *scratch;        /* where an event not written in a ring is built */
     /* A slot waiting for a ring (fdrd sends them after the route, more on
      * request): since when, its own ring's discarded count then, and the
      * events of it lost meanwhile, put in the ring's count when it comes. */
