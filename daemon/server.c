@@ -200,8 +200,16 @@ static void read_one(struct fdrd_server *s, struct fdrd_client *c)
      * types whose count matched): any other is closed all the same. */
     const struct fdr__msg_hdr *h = (const void *)s->rx;
     if (h->type == FDR__MSG_CLASSES && nfds == 1) {
-        if (fdrd_collect_classes(s, c, (const void *)s->rx, fds[0]) < 0)
+        if (fdrd_collect_classes(s, c, (const void *)s->rx, fds[0]) < 0) {
             c->dead = 1;
+            return;
+        }
+        /* After the routes of the started traces: the process then knows
+         * it has them all (libfdr's registration window, buffer.h). */
+        struct fdr__msg_reply r;
+        memset(&r, 0, sizeof r);
+        fdr__proto_init(&r, sizeof r, FDR__MSG_REPLY, h->seq);
+        fdrd_server_send(s, c, &r, sizeof r);
         return;
     }
     fdr__proto_close_fds(fds, nfds);

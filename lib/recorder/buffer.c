@@ -55,6 +55,7 @@ static struct fdr__buf *all[MAX_BUFFERS];
 static uint32_t count;
 static struct fdr__buf *free_list;
 static uint64_t held; /* bytes of all own rings, against FDR_MEMORY */
+uint32_t fdr__buf_window;
 
 static struct fdr__buf *buf_create(void)
 {
@@ -89,7 +90,11 @@ static struct fdr__buf *buf_create(void)
     h->version = 1;
     h->packet_size = packet;
     h->n_packets = n;
-    h->mode = (uint32_t)fdr__cfg.mode;
+    /* In the registration window a flight recorder keeps its first events
+     * (discard mode, counting the rest) for the trace it may be routed to. */
+    h->mode = __atomic_load_n(&fdr__buf_window, __ATOMIC_RELAXED)
+                  ? FDR__MODE_DISCARD
+                  : (uint32_t)fdr__cfg.mode;
     h->index = count;
     h->size = size;
     b->hdr = h;
@@ -99,9 +104,23 @@ static struct fdr__buf *buf_create(void)
     b->out_fd = -1;
     held += size;
     all[count] = b;
-    __atomic_store_n(&count, count + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&count, count + 1, __ATOMIC_SEQ_CST);
+    if (h->mode != (uint32_t)fdr__cfg.mode &&
+        !__atomic_load_n(&fdr__buf_window, __ATOMIC_SEQ_CST))
+        __atomic_store_n(&h->mode, (uint32_t)fdr__cfg.mode, __ATOMIC_RELAXED);
     fdr__buf_added_hook(b); /* the consumer's drain helper maps it too */
     return b;
+}
+
+/* A ring made as the window ends: either this loop sees it in `count` or
+ * its maker sees the window closed (buf_create): both orders are seq_cst
+ * (a store then a load each side), so one of them sets its mode. */
+void fdr__buf_window_end(void)
+{
+    __atomic_store_n(&fdr__buf_window, 0, __ATOMIC_SEQ_CST);
+    uint32_t n = __atomic_load_n(&count, __ATOMIC_SEQ_CST);
+    for (uint32_t i = 0; i < n; i++)
+        __atomic_store_n(&all[i]->hdr->mode, (uint32_t)fdr__cfg.mode, __ATOMIC_RELAXED);
 }
 
 struct fdr__buf *fdr__buf_get(void)

@@ -22,7 +22,16 @@ struct fdr__buf {
     uint64_t bell_consumed; /* its `consumed` + 1 when the doorbell was rung */
 };
 
-struct fdr__buf *fdr__buf_get(void);   /* from the pool or new */
+struct fdr__buf *fdr__buf_get(void); /* from the pool or new */
+/* The registration window (daemon.c): from the start of a process that
+ * finds fdrd's socket until fdrd has answered its class table (the routes
+ * of the traces started then came before the answer), own rings of a
+ * flight recorder are made in discard mode: a trace started before the
+ * process gets its first events handed over (backfill), and those its
+ * ring could not keep counted, instead of overwritten uncounted. Ended
+ * (rings back to overwrite) by the answer, by no fdrd, or after 1 s. */
+extern uint32_t fdr__buf_window;
+void fdr__buf_window_end(void);
 void fdr__buf_put(struct fdr__buf *b); /* back to the pool */
 struct fdr__buf *fdr__buf_at(uint32_t index);
 uint32_t fdr__buf_count(void);

@@ -115,8 +115,43 @@ static void set_route(unsigned slot, uint32_t r, struct fdr__rules *rules, uint3
     debug(r ? "recording into an fdrd trace" : "an fdrd trace ended here");
 }
 
+/* The registration window (buffer.h): open from the start until fdrd
+ * answers the class table, there is no fdrd, or WINDOW_MS pass. */
+#define WINDOW_MS 1000
+static uint32_t classes_seq;  /* CLASSES's seq: its answer closes the window */
+static uint64_t window_until; /* CLOCK_MONOTONIC ns */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void window_end(void)
+{
+    if (window_until) {
+        window_until = 0;
+        fdr__buf_window_end();
+    }
+}
+
+/* poll's timeout: the window's end, or none. */
+static int window_ms(void)
+{
+    if (!window_until)
+        return -1;
+    uint64_t now = mono_ns();
+    if (now >= window_until) {
+        window_end();
+        return -1;
+    }
+    return (int)((window_until - now) / 1000000) + 1;
+}
+
 static void drop_connection(void)
 {
+    window_end();
     if (routes) {
         fdr__writers_hold(1);
         for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
@@ -139,8 +174,10 @@ static int send_classes(void)
 {
     uint64_t size;
     int fd = fdr__registry_share(&size);
-    if (fd < 0)
+    if (fd < 0) {
+        window_end();
         return 0; /* no memfd: fdrd cannot write our traces */
+    }
     struct fdr__msg_classes m;
     memset(&m, 0, sizeof m);
     struct fdr__clock_params clk;
@@ -155,6 +192,7 @@ static int send_classes(void)
     m.line_freq = line.freq;
     memcpy(m.uuid, fdr__trace_uuid, sizeof m.uuid);
     fdr__proto_init(&m, sizeof m, FDR__MSG_CLASSES, ++seq);
+    classes_seq = seq;
     if (fdr__proto_send(sock_fd, &m, sizeof m, &fd, 1) < 0) {
         drop_connection();
         return -1;
@@ -303,6 +341,8 @@ static int read_reply(void)
         return 0;
     }
     const struct fdr__msg_reply *r = (const void *)buf;
+    if (r->h.type == FDR__MSG_REPLY && r->h.seq == classes_seq && classes_seq)
+        window_end(); /* the routes of the traces started then came before */
     if (r->h.type == FDR__MSG_REPLY && r->h.seq >= SEQ_PROVIDER &&
         r->h.seq < SEQ_PROVIDER + FDR_PROVIDER_MAX && r->h.status == 0)
         handle[r->h.seq - SEQ_PROVIDER] = r->value;
@@ -319,6 +359,7 @@ static void *client_main(void *arg)
             if (r == -2)
                 return NULL; /* another user's socket: never again */
             if (r < 0) {
+                window_end();
                 struct pollfd w = {wake_fd, POLLIN, 0};
                 if (poll(&w, 1, (int)wait_ms) > 0) {
                     uint64_t v;
@@ -332,8 +373,9 @@ static void *client_main(void *arg)
             sync_providers();
         }
         struct pollfd p[2] = {{sock_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
-        if (poll(p, 2, -1) < 0)
-            continue; /* EINTR: no signal reaches this thread, but be safe */
+        int pr = poll(p, 2, window_ms());
+        if (pr <= 0)
+            continue; /* the window's end; EINTR: no signal reaches here */
         if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             if (read_reply() < 0 || (!(p[0].revents & POLLIN) && p[0].revents)) {
                 drop_connection();
@@ -409,6 +451,10 @@ void fdr__daemon_start(void)
     wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (wake_fd < 0)
         return;
+    if (!fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_OVERWRITE) {
+        window_until = mono_ns() + WINDOW_MS * 1000000ull;
+        __atomic_store_n(&fdr__buf_window, 1, __ATOMIC_SEQ_CST);
+    }
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -422,6 +468,7 @@ void fdr__daemon_start(void)
     if (e != 0) {
         close(wake_fd);
         wake_fd = -1;
+        window_end();
         return;
     }
     pthread_setname_np(t, "fdr-daemon");

@@ -184,7 +184,9 @@ static void fill_header(const struct fdr__writer *w, const struct fdr__buf *b,
 
 static int ring_full(struct fdr__buf_hdr *h)
 {
-    return h->mode == FDR__MODE_DISCARD &&
+    /* The mode of an own ring changes once, at the end of the
+     * registration window (buffer.c, fdr__buf_window_end). */
+    return __atomic_load_n(&h->mode, __ATOMIC_RELAXED) == FDR__MODE_DISCARD &&
            h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) >= h->n_packets;
 }
 
@@ -314,7 +316,7 @@ static void close_packet(struct fdr__writer *w, uint64_t now, int even_empty)
     p->ts_end = now;
     p->content_size = (uint64_t)(pos - (char *)p) * 8;
     publish(h, p);
-    if (h->mode == FDR__MODE_DISCARD &&
+    if (__atomic_load_n(&h->mode, __ATOMIC_RELAXED) == FDR__MODE_DISCARD &&
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_RELAXED)) * 2 >=
             h->n_packets)
         kick(w);
@@ -348,7 +350,7 @@ int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now)
 
 static char *lane_tail(const struct fdr__lane *l)
 {
-    return (char *)l->pkt + l->buf->hdr->packet_size - FDR__PKT_TAIL;
+    return l->tail;
 }
 
 static void lane_close(const struct fdr__writer *w, struct fdr__lane *l, uint64_t now)
@@ -398,6 +400,7 @@ static char *lane_room(const struct fdr__writer *w, struct fdr__lane *l, size_t 
     }
     struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(h, h->produced);
     l->pkt = p;
+    l->tail = (char *)p + l->buf->geom.packet_size - FDR__PKT_TAIL;
     struct fdr__pkt_tail *tl = (struct fdr__pkt_tail *)(void *)lane_tail(l);
     tl->base = (uint64_t)(uintptr_t)p;
     __atomic_store_n(&tl->committed, (uint64_t)(uintptr_t)(p + 1), __ATOMIC_RELAXED);
@@ -904,7 +907,12 @@ static void thread_exit(void)
      * with the release store of `consumed` in the consumer. */
     struct fdr__buf_hdr *h = w->buf->hdr;
     int own = !w->buf->route; /* a routed ring: fdrd writes it out */
-    if (own && h->mode == FDR__MODE_DISCARD &&
+    /* Someone writes this ring out: fdrd, or the consumer (an own ring in
+     * discard mode without FDR_OUTPUT is one of the registration window's:
+     * nobody does, waiting would only delay the thread's end). */
+    int drained = !own || fdr__cfg.output[0];
+    if (own && drained &&
+        __atomic_load_n(&h->mode, __ATOMIC_RELAXED) == FDR__MODE_DISCARD &&
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE)) * 2 >=
             h->n_packets) {
         pthread_mutex_unlock(&fdr__writers_lock);
@@ -914,7 +922,8 @@ static void thread_exit(void)
     /* Report this thread's last discards. In discard mode the ring may be
      * full: give the consumer up to ~100 ms. Failing that, the count stays
      * in the buffer and its next packet (next thread, or exit) reports it. */
-    for (int i = 0; i < 100 && fdr__writer_carry_discards(w, fdr__now()) == -ENOSPC;
+    for (int i = 0;
+         i < 100 && fdr__writer_carry_discards(w, fdr__now()) == -ENOSPC && drained;
          i++) {
         pthread_mutex_unlock(&fdr__writers_lock);
         kick(w);

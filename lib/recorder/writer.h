@@ -18,6 +18,7 @@ struct fdr__lane {
     struct fdr__buf *buf;
     struct fdr__pkt *pkt; /* open packet, NULL when none */
     char *pos;
+    char *tail; /* the open packet's tail (lane_room): no loads through buf */
 };
 
 struct fdr__writer {

@@ -30,6 +30,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 
 _here = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location(
@@ -135,6 +136,41 @@ for (tid, _), v in ns.items():
     c.check(v == sorted(set(v)) and v[-1] == N and len(v) + lost[tid] == N + 1,
             "early tid %d: %d recorded + %d discarded of %d, last %d"
             % (tid, len(v), lost[tid], N + 1, v[-1] if v else -1))
+
+# More events at once than the program's own ring holds, before fdrd routes
+# it (registration takes a moment and the program does not wait): in the
+# registration window its flight recorder keeps its first events and counts
+# the rest (libfdr buffer.h), so the trace accounts for every one.
+e = dict(s.env)
+e.update(FDR_DEBUG="1", FDR_BUFFER_SIZE="256K")
+s.fdr("create", "W", "-o", os.path.join(s.work, "window"))
+s.fdr("enable", "W", "ses:tick")
+s.fdr("start", "W")
+NW = 100000  # 2.2 MB of ses:tick per thread, in a 256 KiB ring
+# fdrd stopped meanwhile, so that the route surely comes after them (the
+# window lasts 1 s without an answer: recording takes milliseconds).
+os.kill(fdrd, signal.SIGSTOP)
+p = subprocess.Popen([prog, "early", str(THREADS), str(NW)], env=e, stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+s.pids.add(p.pid)
+c.check(p.stdout.readline() == "recorded\n", "window: not recorded")
+os.kill(fdrd, signal.SIGCONT)
+while "recording into an fdrd trace" not in p.stderr.readline():
+    pass
+threading.Thread(target=p.stderr.read, daemon=True).start()
+p.stdin.write("more\n")
+p.stdin.flush()
+c.check(p.stdout.readline() == "done\n", "window: not done")
+p.stdin.close()
+c.check(p.wait(timeout=120) == 0, "window: exit status")
+h.wait_for(lambda: p.pid not in processes(), "fdrd saw it go")
+s.fdr("destroy", "W")
+ns, lost = h.per_thread(os.path.join(s.work, "window", "session-prog-%d" % p.pid))
+c.check(len(ns) == THREADS, "window: %d threads" % len(ns))
+for (tid, _), v in ns.items():
+    c.check(v == sorted(set(v)) and v[-1] == NW and len(v) + lost[tid] == NW + 1,
+            "window tid %d: %d recorded + %d discarded of %d, first %s"
+            % (tid, len(v), lost[tid], NW + 1, v[:3]))
 
 # ---- flight recorder: written when the trace ends --------------------------
 fout = os.path.join(s.work, "flight")
