@@ -106,71 +106,52 @@ c.run(["babeltrace2", out], expect_rc=0)
 
 # ---- events recorded before fdrd routed the program are handed to a trace
 # that was started before it came ---------------------------------------------
-e = dict(s.env)
-e.update(FDR_DEBUG="1", FDR_BUFFER_SIZE="4M")
-s.fdr("create", "E", "-o", os.path.join(s.work, "early"))
-s.fdr("enable", "E", "ses:tick")
-s.fdr("start", "E")
-# fdrd stopped (SIGSTOP) while the program starts: it connects and sends
-# its registration, which waits in the socket, and records all its events
-# before fdrd can route it.
 fdrd = s.daemon_pid()
-os.kill(fdrd, signal.SIGSTOP)
-p = subprocess.Popen([prog, "early", str(THREADS), str(N)], env=e, stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-s.pids.add(p.pid)
-c.check(p.stdout.readline() == "recorded\n", "early: not recorded")
-os.kill(fdrd, signal.SIGCONT)
-while "recording into an fdrd trace" not in p.stderr.readline():
-    pass
-p.stdin.write("more\n")
-p.stdin.flush()
-c.check(p.stdout.readline() == "done\n", "early: not done")
-p.stdin.close()
-c.check(p.wait(timeout=120) == 0, "early: exit status")
-h.wait_for(lambda: p.pid not in processes(), "fdrd saw it go")
-s.fdr("destroy", "E")
-ns, lost = h.per_thread(os.path.join(s.work, "early", "session-prog-%d" % p.pid))
-c.check(len(ns) == THREADS, "early: %d threads" % len(ns))
-for (tid, _), v in ns.items():
-    c.check(v == sorted(set(v)) and v[-1] == N and len(v) + lost[tid] == N + 1,
-            "early tid %d: %d recorded + %d discarded of %d, last %d"
-            % (tid, len(v), lost[tid], N + 1, v[-1] if v else -1))
 
-# More events at once than the program's own ring holds, before fdrd routes
-# it (registration takes a moment and the program does not wait): in the
-# registration window its flight recorder keeps its first events and counts
-# the rest (libfdr buffer.h), so the trace accounts for every one.
-e = dict(s.env)
-e.update(FDR_DEBUG="1", FDR_BUFFER_SIZE="256K")
-s.fdr("create", "W", "-o", os.path.join(s.work, "window"))
-s.fdr("enable", "W", "ses:tick")
-s.fdr("start", "W")
-NW = 100000  # 2.2 MB of ses:tick per thread, in a 256 KiB ring
-# fdrd stopped meanwhile, so that the route surely comes after them (the
-# window lasts 1 s without an answer: recording takes milliseconds).
-os.kill(fdrd, signal.SIGSTOP)
-p = subprocess.Popen([prog, "early", str(THREADS), str(NW)], env=e, stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-s.pids.add(p.pid)
-c.check(p.stdout.readline() == "recorded\n", "window: not recorded")
-os.kill(fdrd, signal.SIGCONT)
-while "recording into an fdrd trace" not in p.stderr.readline():
-    pass
-threading.Thread(target=p.stderr.read, daemon=True).start()
-p.stdin.write("more\n")
-p.stdin.flush()
-c.check(p.stdout.readline() == "done\n", "window: not done")
-p.stdin.close()
-c.check(p.wait(timeout=120) == 0, "window: exit status")
-h.wait_for(lambda: p.pid not in processes(), "fdrd saw it go")
-s.fdr("destroy", "W")
-ns, lost = h.per_thread(os.path.join(s.work, "window", "session-prog-%d" % p.pid))
-c.check(len(ns) == THREADS, "window: %d threads" % len(ns))
-for (tid, _), v in ns.items():
-    c.check(v == sorted(set(v)) and v[-1] == NW and len(v) + lost[tid] == NW + 1,
-            "window tid %d: %d recorded + %d discarded of %d, first %s"
-            % (tid, len(v), lost[tid], NW + 1, v[:3]))
+
+def early(trace, n, ring):
+    """A program records n ses:tick per thread while fdrd is stopped
+    (SIGSTOP): it connects and sends its registration, which waits in the
+    socket, and records them all before fdrd can route it; then, routed,
+    one more. Per thread: recorded + discarded == n + 1, in order."""
+    e = dict(s.env)
+    e.update(FDR_DEBUG="1", FDR_BUFFER_SIZE=ring)
+    d = os.path.join(s.work, trace)
+    s.fdr("create", trace, "-o", d)
+    s.fdr("enable", trace, "ses:tick")
+    s.fdr("start", trace)
+    os.kill(fdrd, signal.SIGSTOP)
+    p = subprocess.Popen([prog, "early", str(THREADS), str(n)], env=e,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    s.pids.add(p.pid)
+    c.check(p.stdout.readline() == "recorded\n", "%s: not recorded" % trace)
+    os.kill(fdrd, signal.SIGCONT)
+    while "recording into an fdrd trace" not in p.stderr.readline():
+        pass
+    threading.Thread(target=p.stderr.read, daemon=True).start()
+    p.stdin.write("more\n")
+    p.stdin.flush()
+    c.check(p.stdout.readline() == "done\n", "%s: not done" % trace)
+    p.stdin.close()
+    c.check(p.wait(timeout=120) == 0, "%s: exit status" % trace)
+    h.wait_for(lambda: p.pid not in processes(), "fdrd saw it go")
+    s.fdr("destroy", trace)
+    ns, lost = h.per_thread(os.path.join(d, "session-prog-%d" % p.pid))
+    c.check(len(ns) == THREADS, "%s: %d threads" % (trace, len(ns)))
+    for (tid, _), v in ns.items():
+        c.check(v == sorted(set(v)) and v[-1] == n and len(v) + lost[tid] == n + 1,
+                "%s tid %d: %d recorded + %d discarded of %d, first %s, last %d"
+                % (trace, tid, len(v), lost[tid], n + 1, v[:3], v[-1] if v else -1))
+
+
+# Its ring holds them all (4 MiB): all are handed over.
+early("early", N, "4M")
+# More than its ring holds (2.2 MB in 256 KiB): in the registration window
+# its flight recorder keeps the first events and counts the rest (libfdr
+# buffer.h), so the trace accounts for every one. The window lasts 1 s
+# without fdrd's answer; recording takes milliseconds.
+early("window", 100000, "256K")
 
 # ---- flight recorder: written when the trace ends --------------------------
 fout = os.path.join(s.work, "flight")
