@@ -100,6 +100,7 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
         r->cap = cap;
     }
     struct fdrd_ring *ring = &r->rings[r->nrings];
+    memset(ring, 0, sizeof *ring); /* realloc'ed: out_bytes, out_lost from 0 */
     uint32_t packet = (uint32_t)t->packet_size;
     uint32_t n = (uint32_t)(t->buffer_size / t->packet_size);
     fdr__ring_budget(r->held, t->memory, &packet, &n);
@@ -229,7 +230,10 @@ static void make_parents(const char *path)
  * table has now (read before any packet: a class is in the table before
  * any event of it is in a ring). 0 or -1. */
 /* Makes <outdir>/<process name>-<pid> (and outdir's missing parents): its
- * fd, or -errno with what failed in *what. */
+ * fd, or -errno with what failed in *what. A directory of that name made
+ * before (the same pid registered again: a program that called exec, or an
+ * earlier trace with the same output directory) is never written over:
+ * the new one is <process name>-<pid>-2, -3, ... */
 static int proc_dir(const struct fdrd_client *c, const char *outdir, const char **what)
 {
     make_parents(outdir);
@@ -238,9 +242,12 @@ static int proc_dir(const struct fdrd_client *c, const char *outdir, const char 
         *what = "output directory";
         return top;
     }
-    static char name[FDR_PROTO_NAME_CAP + 32];
-    fdr__tracedir_name(name, sizeof name, c->info.name[0] ? c->info.name : "process",
+    static char base[FDR_PROTO_NAME_CAP + 32], name[FDR_PROTO_NAME_CAP + 48];
+    fdr__tracedir_name(base, sizeof base, c->info.name[0] ? c->info.name : "process",
                        (unsigned long)c->pid);
+    snprintf(name, sizeof name, "%s", base);
+    for (unsigned k = 2; mkdirat(top, name, 0700) < 0 && errno == EEXIST && k < 1000; k++)
+        snprintf(name, sizeof name, "%s-%u", base, k);
     int fd = fdr__tracedir_make(top, name);
     close(top);
     *what = name;

@@ -437,4 +437,6 @@ void fdr__buf_forget_all(void)
     }
     __atomic_store_n(&count, 0, __ATOMIC_RELEASE);
     free_list = NULL;
+    held = 0;
+    memset(route_lost, 0, sizeof route_lost);
 }

@@ -106,10 +106,12 @@ static void set_route(unsigned slot, uint32_t r, struct fdr__rules *rules, uint3
                       int backfill)
 {
     fdr__writers_hold(1);
+    fdr__buf_set_route(slot, r, backfill);
+    /* Last: events become selected (fdr_enabled says yes) only a moment
+     * before the writers are let go; an event in the hold is discarded. */
     fdr__registry_set_route(slot, r ? rules : NULL, mask);
     if (!r)
         fdr__rules_free(rules);
-    fdr__buf_set_route(slot, r, backfill);
     fdr__writers_hold(0);
     routes = r ? routes | 1u << slot : routes & ~(1u << slot);
     debug(r ? "recording into an fdrd trace" : "an fdrd trace ended here");

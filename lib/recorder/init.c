@@ -158,12 +158,28 @@ static void fork_parent(void)
     fork_release(FDR__FORK_PARENT);
 }
 
+/* The trace's (and its clock's) UUID: random, version 4. */
+static void new_uuid(void)
+{
+    if (getrandom(fdr__trace_uuid, sizeof fdr__trace_uuid, GRND_NONBLOCK) !=
+        (ssize_t)sizeof fdr__trace_uuid) {
+        uint64_t a = fdr__now() ^ (uint64_t)fdr__pid << 32;
+        memcpy(fdr__trace_uuid, &a, 8);
+    }
+    fdr__trace_uuid[6] = (uint8_t)((fdr__trace_uuid[6] & 0x0f) | 0x40);
+    fdr__trace_uuid[8] = (uint8_t)((fdr__trace_uuid[8] & 0x3f) | 0x80);
+}
+
 static void fork_child(void)
 {
     /* The parent's writers, rings and trace files stay the parent's: the
      * child starts with new rings of its own, in memory (flight recorder,
      * crash dumps, snapshots), and writes no trace to disk. */
     fdr__pid = getpid();
+    /* A trace of its own: readers that see two traces with one UUID take
+     * them for one (their clocks too, and the child's clock parameters
+     * are its own: babeltrace2 then merges them out of order). */
+    new_uuid();
     for (struct fdr__writer *w = fdr__writers, *next; w; w = next) {
         next = w->next;
         if (w->self != &fdr__self) { /* its thread does not exist here */
@@ -181,6 +197,8 @@ static void fork_child(void)
         if (me->buf != me->local && !me->pslot)
             fdr__buf_unmap(me->buf);
     }
+    if (me)
+        free(me->scratch);
     free(me);
     t->writer = NULL;
     t->pos = t->end = NULL;
@@ -217,13 +235,7 @@ static void init_once(void)
     fdr__clock_init();
     fdr__registry_init();
     fdr__section_init();
-    if (getrandom(fdr__trace_uuid, sizeof fdr__trace_uuid, GRND_NONBLOCK) !=
-        (ssize_t)sizeof fdr__trace_uuid) {
-        uint64_t a = fdr__now() ^ (uint64_t)fdr__pid << 32;
-        memcpy(fdr__trace_uuid, &a, 8);
-    }
-    fdr__trace_uuid[6] = (uint8_t)((fdr__trace_uuid[6] & 0x0f) | 0x40);
-    fdr__trace_uuid[8] = (uint8_t)((fdr__trace_uuid[8] & 0x3f) | 0x80);
+    new_uuid();
     fdr__control_init(); /* FDR_EVENTS, FDR_TRACES (control.c) */
     fdr__print_open();
     pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -484,8 +484,16 @@ static void backfill(struct fdr__writer *w, uint32_t slots, uint64_t since,
      * route itself) is counted in each: of every class, so perhaps more
      * than the trace would have taken, never less. */
     uint64_t lost = discarded_total(h) - lost0;
-    for (uint32_t s = slots; s && lost; s &= s - 1)
-        w->lane[__builtin_ctz(s)].buf->hdr->discarded += lost;
+    for (uint32_t s = slots; s && lost; s &= s - 1) {
+        struct fdr__lane *l = &w->lane[__builtin_ctz(s)];
+        l->buf->hdr->discarded += lost;
+        /* A packet open in it, so that the count is reported even if no
+         * event follows: a fresh ring first publishes an empty packet 0
+         * (a stream's first packet says 0), and fdrd closes the open one
+         * with the count when the route ends (common/drain.h). */
+        if (!l->pkt)
+            lane_room(w, l, 0, fdr__now());
+    }
 }
 
 /* Events of this thread's own ring, in packet seq (about to be reused),

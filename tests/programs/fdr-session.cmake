@@ -73,6 +73,27 @@ add_test(NAME fdr-daemon-collect
                  ${_ses_out}/collect $<TARGET_FILE:session-prog>)
 set_tests_properties(fdr-daemon-collect PROPERTIES TIMEOUT 300)
 
+# fdr-daemon-kill: 130 programs ended mid-flight (SIGKILL, SIGSEGV, SIGABRT,
+# _exit) lose nothing they committed (reported through a pipe).
+add_test(NAME fdr-daemon-kill
+         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-kill.py
+                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                 ${_ses_out}/kill $<TARGET_FILE:session-prog>)
+set_tests_properties(fdr-daemon-kill PROPERTIES TIMEOUT 600)
+
+# fdr-daemon-fork: 500 children of a multi-threaded parent record through
+# fdrd under their own pids, exactly; fork + exec: both images registered.
+# Not in the TSan build: a registered program's forked child starts a
+# thread of its own, which TSan does not support after a multi-threaded
+# fork (it runs in the normal and ASan builds).
+if(NOT FDR_SANITIZE MATCHES thread)
+  add_test(NAME fdr-daemon-fork
+           COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-fork.py
+                   $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                   ${_ses_out}/fork $<TARGET_FILE:session-prog>)
+  set_tests_properties(fdr-daemon-fork PROPERTIES TIMEOUT 900)
+endif()
+
 # fdr-daemon-memory: 1,000 threads hold rings within the memory budget
 # (FDR_MEMORY alone, fdr create --memory through fdrd), nothing uncounted.
 add_test(NAME fdr-daemon-memory
@@ -90,9 +111,3 @@ add_test(NAME fdr-daemon-traces
                  $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
                  ${_ses_out}/traces $<TARGET_FILE:session-prog>)
 set_tests_properties(fdr-daemon-traces PROPERTIES TIMEOUT 600)
-if(FDR_SANITIZE MATCHES thread)
-  # A registered program's forked child starts a thread of its own, which
-  # TSan does not support after a multi-threaded fork: the fork part runs
-  # in the normal and ASan builds.
-  set_tests_properties(fdr-daemon-traces PROPERTIES ENVIRONMENT "FDR_TEST_NO_FORK=1")
-endif()

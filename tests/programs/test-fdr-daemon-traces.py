@@ -19,10 +19,6 @@ A program that writes a trace of its own (FDR_OUTPUT, as `fdr record`
 runs it) while a trace is started: its own trace holds every event as
 FDR_EVENTS chose (all), the fdrd trace its selection; both exact.
 
-Forked children register on their own: 20 children of a routed program
-each record 3,000 events after their own rings came; the trace has one
-directory per process, each with all its events under its own pid.
-
 Then 32 traces at once (each ses:tick): every one holds every tick of every
 thread. Then a trace started, stopped and destroyed 1,000 times while 8
 threads record ses:tick and ses:rare without pause into a flight-recorder
@@ -141,40 +137,6 @@ for i in range(32):
     s.fdr("destroy", "t%d" % i)
 for i in range(32):
     check_trace(os.path.join(s.work, "many", "t%d" % i), p, T, N32, ["ses:tick"])
-
-# ---- forked children register on their own: rings of their own, their pid -
-def fork_part():
-    K, NF = 20, 3000
-    s.fdr("create", "FK", "-o", os.path.join(s.work, "FK"), "--buffer-size", "4M")
-    s.fdr("enable", "FK", "ses:tick")
-    s.fdr("start", "FK")
-    fe = dict(s.env)
-    fe["FDR_EVENTS"] = "-ses:*"  # nothing of its own: fdr_enabled waits for the route
-    p = subprocess.run([prog, "forks", str(K), str(NF)], env=fe, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=300)
-    c.check(p.returncode == 0 and p.stdout == "done 0\n", "forks: %d %r %r"
-            % (p.returncode, p.stdout, p.stderr))
-    h.wait_for(lambda: not s.json("list", "processes", "--json")["processes"],
-               "fdrd saw every process go")
-    s.fdr("destroy", "FK")
-    dirs = os.listdir(os.path.join(s.work, "FK"))
-    c.check(len(dirs) == K + 1, "FK: one trace per process: %d of %d" % (len(dirs), K + 1))
-    pids = set()
-    for d in dirs:
-        ns, lost = h.per_thread(os.path.join(s.work, "FK", d))
-        c.check(len(ns) == 1, "%s: one thread: %s" % (d, list(ns)))
-        for (tid, _), v in ns.items():
-            c.check(v == sorted(set(v)) and len(v) + lost[tid] == NF,
-                    "%s: %d recorded + %d discarded of %d" % (d, len(v), lost[tid], NF))
-            pids.add(tid)
-    c.check(len(pids) == K + 1, "each under its own pid: %s" % sorted(pids))
-
-
-if os.environ.get("FDR_TEST_NO_FORK"):
-    print("fork part not run: TSan does not support threads started after a "
-          "multi-threaded fork (it runs in the normal and ASan builds)")
-else:
-    fork_part()
 
 # ---- a trace comes and goes while threads record into another --------------
 # K is a flight recorder (written at its end: bounded, whatever the speed)

@@ -24,12 +24,17 @@
  *       each thread records N ses:tick (t, n = 0..N-1) at once; prints
  *       "recorded"; at the line "more" each records n = N; prints "done"
  *       and exits 0 at end of input
- *   session-prog forks K N   (with FDR_EVENTS=-ses:*)
+ *   session-prog forks K N [T]   (with FDR_EVENTS=-ses:*)
  *       once routed into a trace that takes ses:tick (fdr_enabled), records
- *       N ses:tick (t = 0, n), then forks K children: each, once routed
- *       on its own, records N
- *       ses:tick (t = its number, from 1) and exits 0; prints "done F"
- *       (F children failed) when all have ended
+ *       N ses:tick (t = 0, n), then forks K children, while T more threads
+ *       of its own record N ses:tick each (t = 100000 + i): each child, once
+ *       routed on its own, records N ses:tick (t = its number, from 1) and
+ *       exits 0; prints "done F" (F children failed) when all have ended
+ *   session-prog exec N   (with FDR_EVENTS=-ses:*)
+ *       once routed, records N ses:tick (t = 0), forks a child that, once
+ *       routed, records N (t = 1) and then execs "session-prog forks 0 N"
+ *       (the new image registers again and records N with t = 0); prints
+ *       "done S" with the child's exit status
  *   session-prog storm THREADS
  *       THREADS threads record ses:tick and ses:rare (t, n) without pause
  *       until the end of input; prints "ready" once they run
@@ -38,7 +43,16 @@
  *       4,000, small stacks) at once, each records N
  *       ses:tick (t, n = 0..N-1) and waits; prints "done" once all have,
  *       and at the end of input lets them end and exits 0 (the memory
- *       budget's test: their rings are all held while it waits) */
+ *       budget's test: their rings are all held while it waits)
+ *   session-prog pipe THREADS END MS   (with FDR_EVENTS=-ses:*)
+ *       once routed into a trace that takes ses:tick (fdr_enabled),
+ *       THREADS threads record ses:tick (t, n = 0, 1, ...) in blocks of
+ *       100, pausing 1 ms after each, and after each block print "t n" (n
+ *       the last one committed) on stdout, a line written whole; once the
+ *       first block of every thread is out it prints "ready". MS ms after the
+ *       route came main ends the process as END says: "kill" waits to be killed,
+ *       "segv" dereferences NULL, "abrt" calls abort(), "exit" calls
+ *       _exit(0) (the nothing-committed-lost test) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -85,6 +99,60 @@ static void *early_thread(void *arg)
         usleep(1000);
     fdr_trace(ses, tick, "t=%d n=%lu", t, go_n);
     return NULL;
+}
+
+static void *forks_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (unsigned long n = 0; n < go_n; n++) {
+        fdr_trace(ses, tick, "t=%d n=%lu", t, n);
+        if (n == 0) /* its writer made: no malloc of ours while main forks */
+            __atomic_fetch_add(&go_done, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static pthread_mutex_t pipe_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pipe_ready;
+static void *pipe_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    wait_routed();
+    for (unsigned long n = 0;; n++) {
+        fdr_trace(ses, tick, "t=%d n=%lu", t, n);
+        if (n % 100 == 99) {
+            char line[64];
+            int len = snprintf(line, sizeof line, "%d %lu\n", t, n);
+            pthread_mutex_lock(&pipe_lock);
+            if (write(1, line, (size_t)len) != len)
+                _exit(3);
+            if (n == 99 && ++pipe_ready == go_done && write(1, "ready\n", 6) != 6)
+                _exit(3);
+            pthread_mutex_unlock(&pipe_lock);
+            usleep(1000);
+        }
+    }
+    return NULL;
+}
+
+static int pipe_mode(int nt, const char *end, unsigned ms)
+{
+    pthread_t th;
+    if (nt < 1 || nt > 16)
+        return 2;
+    go_done = nt; /* threads whose first block makes "ready" */
+    for (int t = 0; t < nt; t++)
+        pthread_create(&th, NULL, pipe_thread, (void *)(intptr_t)t);
+    wait_routed();
+    usleep(ms * 1000);
+    if (strcmp(end, "segv") == 0)
+        *(volatile int *)(uintptr_t)0 = 1;
+    else if (strcmp(end, "abrt") == 0)
+        abort();
+    else if (strcmp(end, "exit") == 0)
+        _exit(0);
+    for (;;)
+        pause();
 }
 
 static pthread_barrier_t many_end;
@@ -249,12 +317,42 @@ int main(int argc, char **argv)
             ;
         return 0;
     }
-    if (argc == 4 && strcmp(argv[1], "forks") == 0) {
-        int k = atoi(argv[2]);
-        unsigned long n = strtoul(argv[3], NULL, 10);
+    if (argc == 3 && strcmp(argv[1], "exec") == 0) {
+        unsigned long n = strtoul(argv[2], NULL, 10);
         wait_routed();
         for (unsigned long i = 0; i < n; i++)
             fdr_trace(ses, tick, "t=%d n=%lu", 0, i);
+        pid_t pid = fork();
+        if (pid < 0)
+            return 5;
+        if (pid == 0) {
+            alarm(60);
+            wait_routed();
+            for (unsigned long i = 0; i < n; i++)
+                fdr_trace(ses, tick, "t=%d n=%lu", 1, i);
+            execl("/proc/self/exe", "session-prog", "forks", "0", argv[2], (char *)NULL);
+            _exit(6);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        printf("done %d\n", st);
+        return st != 0;
+    }
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "forks") == 0) {
+        int k = atoi(argv[2]);
+        unsigned long n = strtoul(argv[3], NULL, 10);
+        int nt = argc == 5 ? atoi(argv[4]) : 0;
+        pthread_t more[16];
+        if (nt < 0 || nt > 16)
+            return 2;
+        wait_routed();
+        for (unsigned long i = 0; i < n; i++)
+            fdr_trace(ses, tick, "t=%d n=%lu", 0, i);
+        go_n = n;
+        for (int i = 0; i < nt; i++)
+            pthread_create(&more[i], NULL, forks_thread, (void *)(intptr_t)(100000 + i));
+        while (__atomic_load_n(&go_done, __ATOMIC_ACQUIRE) < nt)
+            usleep(100);
         for (int c = 0; c < k; c++) {
             pid_t pid = fork();
             if (pid < 0)
@@ -270,6 +368,8 @@ int main(int argc, char **argv)
         int bad = 0, st;
         while (wait(&st) > 0)
             bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+        for (int i = 0; i < nt; i++)
+            pthread_join(more[i], NULL);
         printf("done %d\n", bad);
         return bad != 0;
     }
@@ -289,9 +389,12 @@ int main(int argc, char **argv)
             pthread_join(th[t], NULL);
         return 0;
     }
+    if (argc == 5 && strcmp(argv[1], "pipe") == 0)
+        return pipe_mode(atoi(argv[2]), argv[3], (unsigned)atoi(argv[4]));
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "many") == 0)
         return many(atoi(argv[2]), strtoul(argv[3], NULL, 10), argc == 5);
     fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
-                    "go THREADS N [kill] | storm THREADS | many THREADS N [go]\n");
+                    "go THREADS N [kill] | storm THREADS | many THREADS N [go] |\n"
+                    "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N\n");
     return 2;
 }
