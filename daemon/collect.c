@@ -61,6 +61,8 @@ struct fdrd_ring {
     struct fdr__ring_geom g;
     int out_fd;
     uint64_t out_bytes, out_lost;
+    uint64_t last_ts;  /* of the last packet written: the next must not be older */
+    uint64_t next_seq; /* packets are written with rising sequence numbers */
 };
 
 struct fdrd_route {
@@ -71,6 +73,7 @@ struct fdrd_route {
     int dir_fd;      /* <outdir>/<name>-<pid>, -1 until the first write */
     uint32_t meta_n; /* classes the metadata on disk knows */
     int failed;      /* a write error was logged */
+    int bad_logged;  /* a packet fdrd could not trust was logged */
     unsigned nrings, cap;
     uint64_t held; /* bytes of its rings, against the trace's budget */
     struct fdrd_ring *rings;
@@ -332,7 +335,23 @@ static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
     h->out_lost = ring->out_lost;
     for (; consumed < produced; consumed++) {
         uint64_t grown = 0;
-        int rc = fdr__drain_packet(ring->out_fd, h, g, consumed, &t, &grown);
+        /* A private copy, checked, is what is written: the process may
+         * write over its ring meanwhile. */
+        static char copy[FDRD_PACKET_MAX];
+        struct fdr__pkt ph;
+        memcpy(copy, fdr__ring_slot(h, g, consumed), g->packet_size);
+        int rc = 1;
+        if (consumed >= ring->next_seq && fdr__pkt_check(copy, g, consumed, &ph) == 0 &&
+            fdr__drain_sane(copy, &ph, &t, &ring->last_ts) == 0) {
+            rc = fdr__drain_slot(ring->out_fd, h, g, consumed, copy, &t, &grown);
+            ring->next_seq = consumed + 1;
+        }
+        if (rc == 1 && !r->bad_logged) {
+            r->bad_logged = 1;
+            fdrd_log("client %lu (pid %ld): ring %u: packet %llu corrupt (bad header, "
+                     "event or time), skipped; its events are lost (logged once)",
+                     c->id, (long)c->pid, g->index, (unsigned long long)consumed);
+        }
         if (rc < 0)
             route_error(c, r, "stream", -rc);
         ring->out_lost = h->out_lost;
@@ -342,7 +361,12 @@ static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
          * of `consumed` (writer.c, open_packet). */
         __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
     }
-    if (last) {
+    /* The open packet only if it comes after what was written, in number
+     * and in time (a process that scribbled may say otherwise). */
+    struct fdr__pkt oh;
+    if (last && produced >= ring->next_seq &&
+        (fdr__pkt_check(fdr__ring_slot(h, g, produced), g, produced, &oh) < 0 ||
+         oh.ts_begin >= ring->last_ts)) {
         h->out_lost = ring->out_lost;
         fdr__drain_open_packet(ring->out_fd, h, g, produced, &t);
         ring->out_bytes = h->out_bytes;

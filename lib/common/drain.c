@@ -2,6 +2,7 @@
 /* drain.c - a ring's packets to its stream file (common/drain.h). */
 #define _GNU_SOURCE
 #include "common/drain.h"
+#include <errno.h>
 
 #include <sys/uio.h>
 #include <unistd.h>
@@ -39,11 +40,38 @@ static uint64_t count_events(const char *pkt, uint64_t bytes,
     return n;
 }
 
+int fdr__drain_sane(const char *slot, const struct fdr__pkt *hdr,
+                    const struct fdr__classes *t, uint64_t *last)
+{
+    if (hdr->ts_begin < *last || hdr->ts_end < hdr->ts_begin)
+        return -EINVAL;
+    struct fdr__iter it;
+    struct fdr__event ev;
+    uint64_t prev = hdr->ts_begin;
+    int r;
+    fdr__iter_init(&it, slot, hdr->content_size / 8, t);
+    while ((r = fdr__iter_next(&it, &ev)) > 0) {
+        if (ev.ts < prev || ev.ts > hdr->ts_end)
+            return -EINVAL;
+        prev = ev.ts;
+    }
+    if (r < 0)
+        return -EINVAL;
+    *last = hdr->ts_end;
+    return 0;
+}
+
 int fdr__drain_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                       uint64_t seq, const struct fdr__classes *classes, uint64_t *grown)
 {
+    return fdr__drain_slot(fd, h, g, seq, fdr__ring_slot(h, g, seq), classes, grown);
+}
+
+int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                    uint64_t seq, const char *slot, const struct fdr__classes *classes,
+                    uint64_t *grown)
+{
     struct fdr__pkt hdr, orig;
-    const char *slot = fdr__ring_slot(h, g, seq);
     if (fdr__pkt_check(slot, g, seq, &orig) < 0)
         return 1;
     hdr = orig;
@@ -102,10 +130,11 @@ size_t fdr__drain_committed(const char *slot, size_t bytes,
     size_t good = sizeof *hdr;
     *last = hdr->ts_begin;
     fdr__iter_init(&it, slot, bytes, classes);
-    while (fdr__iter_next(&it, &ev) > 0) {
+    /* Up to the first event whose time runs backwards too: a reader
+     * stops there (only a writer that scribbled makes one). */
+    while (fdr__iter_next(&it, &ev) > 0 && ev.ts >= *last) {
         good = (size_t)(ev.payload + ev.len - slot);
-        if (ev.ts > *last)
-            *last = ev.ts;
+        *last = ev.ts;
     }
     return good;
 }

@@ -26,6 +26,15 @@
  * then the content (body: the bytes after the header). 0 or -errno. */
 int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body);
 
+/* For rings another process writes (fdrd), on a private copy of a packet
+ * (slot, its header checked into *hdr): 0 when it can follow a stream
+ * whose last time is *last: its times run forward (ts_begin >= *last,
+ * each event's time within [ts_begin, ts_end] and not before the one
+ * before it) and its content is whole events to the last byte; then *last
+ * is its ts_end. -EINVAL otherwise: a reader would stop at it. */
+int fdr__drain_sane(const char *slot, const struct fdr__pkt *hdr,
+                    const struct fdr__classes *t, uint64_t *last);
+
 /* Cuts stream file fd back to its last whole packet (h->out_bytes). */
 void fdr__drain_cut(int fd, const struct fdr__buf_hdr *h);
 
@@ -36,6 +45,11 @@ void fdr__drain_cut(int fd, const struct fdr__buf_hdr *h);
  * `classes` counts the events of a packet that could not be written. */
 int fdr__drain_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                       uint64_t seq, const struct fdr__classes *classes, uint64_t *grown);
+/* The same, the packet's bytes taken from `slot` (a private copy of slot
+ * seq, checked with fdr__drain_sane, that the writer cannot change). */
+int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                    uint64_t seq, const char *slot, const struct fdr__classes *classes,
+                    uint64_t *grown);
 
 /* The events of an open packet (slot, header checked into *hdr) below its
  * committed position (`bytes`), up to the last one that parses (the bytes

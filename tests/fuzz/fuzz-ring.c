@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz-ring.c - libFuzzer target for lib/common/validate.c, iter.c and the
- * line formatter (format.c).
+/* fuzz-ring.c - libFuzzer target for lib/common/validate.c, iter.c, the
+ * line formatter (format.c), and what fdrd and the tools write out of a
+ * ring: committed.c (the open packet of a writer that is gone) and
+ * drain.c (its packets to a stream file, here /dev/null).
  *
  * Input: the bytes of a buffer of fixed geometry (ring header page and two
  * packet slots of 4096 bytes; shorter input is padded with zeros), read
@@ -9,13 +11,20 @@
  * answer 0 or -EINVAL; a packet that passes has its content inside its
  * slot; iterating it ends (0 or -EINVAL) with every event inside the
  * content; and each event's text line fits in the line buffer and ends in
- * '\n'. ASan (fuzz build) or the replay (every build) catches any read
- * outside the buffer. */
+ * '\n'; the committed part of the open packet, if any, lies inside the
+ * buffer; writing every packet out (closed ones, then the open one) never
+ * reads outside it. ASan (fuzz build) or the replay (every build) catches
+ * any read outside the buffer. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/committed.h"
+#include "common/drain.h"
 #include "common/format.h"
 #include "common/iter.h"
 #include "common/validate.h"
@@ -74,5 +83,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r != 0 && r != -EINVAL)
             abort();
     }
+    /* As fdrd writes out a ring whose writer died (collect.c, ring_out). */
+    struct fdr__open_packet op;
+    r = fdr__committed(buf, SIZE, &op);
+    if (r == 1 && (op.offset < FDR__BUF_HEADER || op.offset + op.bytes > SIZE ||
+                   op.bytes < sizeof(struct fdr__pkt)))
+        abort();
+    if (r != 0 && r != 1 && r != -EINVAL)
+        abort();
+    static int null = -1;
+    if (null < 0)
+        null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    struct fdr__buf_hdr *bh = (struct fdr__buf_hdr *)(void *)buf;
+    uint64_t first = produced > SLOTS ? produced - SLOTS : 0;
+    for (uint64_t seq = first; seq < produced && seq < first + SLOTS; seq++) {
+        uint64_t grown = 0;
+        fdr__drain_packet(null, bh, &g, seq, &t, &grown);
+    }
+    fdr__drain_open_packet(null, bh, &g, produced, &t);
     return 0;
 }

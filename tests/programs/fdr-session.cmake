@@ -94,6 +94,14 @@ if(NOT FDR_SANITIZE MATCHES thread)
   set_tests_properties(fdr-daemon-fork PROPERTIES TIMEOUT 900)
 endif()
 
+# fdr-daemon-scribble: a program that writes over its own rings harms
+# neither fdrd nor the two programs recording beside it.
+add_test(NAME fdr-daemon-scribble
+         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-scribble.py
+                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                 ${_ses_out}/scribble $<TARGET_FILE:session-prog>)
+set_tests_properties(fdr-daemon-scribble PROPERTIES TIMEOUT 600)
+
 # fdr-daemon-memory: 1,000 threads hold rings within the memory budget
 # (FDR_MEMORY alone, fdr create --memory through fdrd), nothing uncounted.
 add_test(NAME fdr-daemon-memory

@@ -73,8 +73,9 @@ ns, lost = read_all(out)
 c.check(not lost, "nothing discarded: %s" % dict(lost))
 children = {pid: t for (pid, t) in ns if pid != p.pid}
 c.check(sorted(children.values()) == list(range(1, K + 1)),
-        "each child once, under a pid of its own: %d children, %d distinct numbers"
-        % (len(children), len(set(children.values()))))
+        "each child once, under a pid of its own: %d children, %d distinct numbers, "
+        "missing %s" % (len(children), len(set(children.values())),
+                        sorted(set(range(1, K + 1)) - set(children.values()))[:20]))
 for (pid, t), v in ns.items():
     c.check(v == list(range(N)), "pid %d, t %d: %d events, not 0..%d" % (pid, t, len(v), N - 1))
 c.check(sum(len(v) for (pid, _), v in ns.items() if pid != p.pid) == K * N,

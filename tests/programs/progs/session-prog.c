@@ -30,6 +30,14 @@
  *       of its own record N ses:tick each (t = 100000 + i): each child, once
  *       routed on its own, records N ses:tick (t = its number, from 1) and
  *       exits 0; prints "done F" (F children failed) when all have ended
+ *   session-prog scribble ROUNDS   (with FDR_EVENTS=-ses:*)
+ *       once routed, a thread records ses:tick without pause while main
+ *       writes over the rings fdrd gave it (the "fdrd-ring" mappings of
+ *       /proc/self/maps), ROUNDS times, 1 ms apart: random bytes anywhere,
+ *       absurd produced/consumed counts in a ring's header, packet headers
+ *       with bad sizes and sequence numbers, a packet tail's committed
+ *       position pointing anywhere; then prints "done" and exits 0 (if it
+ *       has not crashed itself: its own writer trusts those rings)
  *   session-prog exec N   (with FDR_EVENTS=-ses:*)
  *       once routed, records N ses:tick (t = 0), forks a child that, once
  *       routed, records N (t = 1) and then execs "session-prog forks 0 N"
@@ -110,6 +118,62 @@ static void *forks_thread(void *arg)
             __atomic_fetch_add(&go_done, 1, __ATOMIC_RELEASE);
     }
     return NULL;
+}
+
+static void *scribble_writer(void *arg)
+{
+    (void)arg;
+    for (unsigned long n = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); n++)
+        fdr_trace(ses, tick, "t=%d n=%lu", 0, n);
+    return NULL;
+}
+
+static int scribble(unsigned rounds)
+{
+    wait_routed();
+    pthread_t th;
+    pthread_create(&th, NULL, scribble_writer, NULL);
+    usleep(20000);
+    unsigned seed = (unsigned)getpid();
+    for (unsigned r = 0; r < rounds; r++) {
+        FILE *f = fopen("/proc/self/maps", "r");
+        char line[512];
+        while (f && fgets(line, sizeof line, f)) {
+            unsigned long lo, hi;
+            if (!strstr(line, "fdrd-ring") || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+                continue;
+            char *base = (char *)lo;
+            size_t size = hi - lo,
+                   slot = 4096 + (size_t)rand_r(&seed) % ((size - 4096) / 4096) * 4096;
+            uint64_t v = (uint64_t)rand_r(&seed) << 33 | (uint64_t)rand_r(&seed);
+            switch (rand_r(&seed) % 5) {
+            case 0: /* random bytes anywhere past the header page */
+                for (int k = 0; k < 64; k++)
+                    base[4096 + (size_t)rand_r(&seed) % (size - 4096)] =
+                        (char)rand_r(&seed);
+                break;
+            case 1: /* the ring header's counts (produced, consumed) */
+                memcpy(base + (rand_r(&seed) % 2 ? 64 : 128), &v, 8);
+                break;
+            case 2: /* a packet header: content_size, packet_size, seq */
+                memcpy(base + slot + 44 + 8 * (size_t)(rand_r(&seed) % 3), &v, 8);
+                break;
+            case 3: /* an event length or id inside a packet */
+                memcpy(base + slot + 100 + (size_t)rand_r(&seed) % 64, &v, 4);
+                break;
+            default: /* a packet tail's committed position */
+                memcpy(base + slot + 4096 - 8, &v, 8);
+                break;
+            }
+        }
+        if (f)
+            fclose(f);
+        usleep(1000);
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    pthread_join(th, NULL);
+    puts("done");
+    return 0;
 }
 
 static pthread_mutex_t pipe_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -317,6 +381,8 @@ int main(int argc, char **argv)
             ;
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "scribble") == 0)
+        return scribble((unsigned)atoi(argv[2]));
     if (argc == 3 && strcmp(argv[1], "exec") == 0) {
         unsigned long n = strtoul(argv[2], NULL, 10);
         wait_routed();
@@ -395,6 +461,7 @@ int main(int argc, char **argv)
         return many(atoi(argv[2]), strtoul(argv[3], NULL, 10), argc == 5);
     fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
                     "go THREADS N [kill] | storm THREADS | many THREADS N [go] |\n"
-                    "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N\n");
+                    "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N |\n"
+                    "scribble ROUNDS\n");
     return 2;
 }
