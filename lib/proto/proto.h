@@ -43,7 +43,7 @@
 
 #include "fdr/provider.h"
 
-#define FDR_PROTO_VERSION 1
+#define FDR_PROTO_VERSION 2      /* 2: CREATE and TRACE_INFO carry relayd streaming */
 #define FDR_PROTO_MSG_MAX 65536u /* largest message, header included */
 #define FDR_PROTO_FDS_MAX 4      /* most fds one message may carry */
 #define FDR_PROTO_NAME_CAP 72    /* trace and process names: 64 + NUL, padded */
@@ -54,6 +54,7 @@
 #define FDR_PROTO_ITEMS_MAX 256    /* items of a message or trace */
 #define FDR_PROTO_TEXT_CAP 256     /* a reply's message */
 #define FDR_PROTO_TRACES_MAX 32    /* traces fdrd holds at once */
+#define FDR_PROTO_HOST_CAP 256     /* a relayd host name or address, NUL included */
 
 enum fdr__msg_type {
     /* libfdr -> fdrd */
@@ -112,9 +113,14 @@ struct fdr__msg_trace {
     char name[FDR_PROTO_NAME_CAP];
 };
 
-/* CREATE. outdir "" lets fdrd choose ($HOME/fdr-traces/NAME-YYYYmmdd-HHMMSS).
+/* CREATE. outdir "" lets fdrd choose ($HOME/fdr-traces/NAME-YYYYmmdd-HHMMSS),
+ * or, with a relayd, a spool directory it removes at destroy.
+ * relayd "" : not streamed; else the trace is streamed to lttng-relayd at
+ * host relayd, ports relayd_ctl and relayd_data (0: 5342, 5343), live
+ * with a period of live_us µs when live_us is not 0 (daemon/relay.c).
  *   16 mode | 20 mask | 24 buffer_size u64 | 32 packet_size u64 |
- *   40 name[72] | 112 outdir[4096] | 4208 */
+ *   40 name[72] | 112 outdir[4096] | 4208 relayd[256] |
+ *   4464 relayd_ctl | 4468 relayd_data | 4472 live_us | 4476 pad | 4480 */
 struct fdr__msg_create {
     struct fdr__msg_hdr h;
     uint32_t mode;
@@ -123,6 +129,10 @@ struct fdr__msg_create {
     uint64_t packet_size;
     char name[FDR_PROTO_NAME_CAP];
     char outdir[FDR_PROTO_PATH_CAP];
+    char relayd[FDR_PROTO_HOST_CAP];
+    uint32_t relayd_ctl, relayd_data;
+    uint32_t live_us;
+    uint32_t pad;
 };
 
 /* ENABLE, DISABLE: items appended to a trace's event selection.
@@ -252,14 +262,24 @@ struct fdr__msg_reply {
     char text[FDR_PROTO_TEXT_CAP];
 };
 
-/* TRACE_INFO: one trace of LIST traces.
+/* TRACE_INFO: one trace of LIST traces. The relay_* fields describe its
+ * streaming to relayd (all 0 and relayd "" when not streamed):
+ * relay_state 0 none, 1 connected, 2 connecting again (relayd away),
+ * 3 stopped; relay_sessions the relayd sessions opened (1 + reconnects);
+ * relay_discarded the events fdrd could not send (counted, never silent).
  *   16 mode | 20 active | 24 mask | 28 pad | 32 buffer_size u64 |
- *   40 packet_size u64 | 48 nitems | 52 len | 56 name[72] | 128 outdir[4096] |
- *   4224 items[len] */
+ *   40 packet_size u64 | 48 relay_bytes u64 | 56 relay_packets u64 |
+ *   64 relay_discarded u64 | 72 relay_state | 76 relay_sessions |
+ *   80 live_us | 84 relay_ctl | 88 relay_data | 92 pad2 | 96 relayd[256] |
+ *   352 nitems | 356 len | 360 name[72] | 432 outdir[4096] | 4528 items[len] */
 struct fdr__msg_trace_info {
     struct fdr__msg_hdr h;
     uint32_t mode, active, mask, pad;
     uint64_t buffer_size, packet_size;
+    uint64_t relay_bytes, relay_packets, relay_discarded;
+    uint32_t relay_state, relay_sessions;
+    uint32_t live_us, relay_ctl, relay_data, pad2;
+    char relayd[FDR_PROTO_HOST_CAP];
     uint32_t nitems, len;
     char name[FDR_PROTO_NAME_CAP];
     char outdir[FDR_PROTO_PATH_CAP];

@@ -137,6 +137,68 @@ static int only_name(int argc, char **argv, const char **name)
     return check_name(argv[0], argv[1]);
 }
 
+/* "HOST[:CONTROL[:DATA]]" ("[v6 address]" in brackets) into m's relayd
+ * fields; ports default to relayd's 5342 and 5343. 0 or -1. */
+static int parse_relayd(const char *arg, struct fdr__msg_create *m)
+{
+    char host[FDR_PROTO_HOST_CAP];
+    const char *rest;
+    if (arg[0] == '[') {
+        const char *close = strchr(arg, ']');
+        if (!close || (size_t)(close - arg - 1) >= sizeof host || close == arg + 1)
+            return -1;
+        memcpy(host, arg + 1, (size_t)(close - arg - 1));
+        host[close - arg - 1] = 0;
+        rest = close + 1;
+    } else {
+        size_t n = strcspn(arg, ":");
+        if (n == 0 || n >= sizeof host)
+            return -1;
+        memcpy(host, arg, n);
+        host[n] = 0;
+        rest = arg + n;
+    }
+    unsigned long port[2] = {5342, 5343};
+    for (int i = 0; i < 2 && *rest; i++) {
+        char *end;
+        if (*rest != ':' || rest[1] < '0' || rest[1] > '9')
+            return -1;
+        port[i] = strtoul(rest + 1, &end, 10);
+        if (port[i] == 0 || port[i] > 65535)
+            return -1;
+        rest = end;
+    }
+    if (*rest)
+        return -1;
+    fdr__proto_set_str(m->relayd, sizeof m->relayd, host);
+    m->relayd_ctl = (uint32_t)port[0];
+    m->relayd_data = (uint32_t)port[1];
+    return 0;
+}
+
+/* "N" seconds, or N with a unit s, ms, us: microseconds in *us (1 ms to
+ * 1 hour). 0 or -1. */
+static int parse_period(const char *arg, uint32_t *us)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (end == arg || errno)
+        return -1;
+    double mult = 1e6;
+    if (strcmp(end, "ms") == 0)
+        mult = 1e3;
+    else if (strcmp(end, "us") == 0)
+        mult = 1;
+    else if (*end && strcmp(end, "s") != 0)
+        return -1;
+    v *= mult;
+    if (!(v >= 1000 && v <= 3600e6))
+        return -1;
+    *us = (uint32_t)v;
+    return 0;
+}
+
 static int cmd_create(int argc, char **argv)
 {
     const char *verb = argv[0];
@@ -145,6 +207,8 @@ static int cmd_create(int argc, char **argv)
                                          {"snapshot", no_argument, 0, 'S'},
                                          {"buffer-size", required_argument, 0, 'b'},
                                          {"packet-size", required_argument, 0, 'p'},
+                                         {"relayd", required_argument, 0, 'R'},
+                                         {"live", optional_argument, 0, 'L'},
                                          {0, 0, 0, 0}};
     static struct fdr__msg_create m;
     memset(&m, 0, sizeof m);
@@ -174,6 +238,21 @@ static int cmd_create(int argc, char **argv)
                     "K, M or G suffix",
                     c == 'b' ? "--buffer-size" : "--packet-size", optarg);
             break;
+        case 'R':
+            if (parse_relayd(optarg, &m) < 0)
+                return cli_fail(2, verb,
+                                "bad --relayd '%s': HOST[:CONTROL_PORT[:DATA_PORT]], "
+                                "ports 1 to 65535",
+                                optarg);
+            break;
+        case 'L':
+            m.live_us = 1000000;
+            if (optarg && parse_period(optarg, &m.live_us) < 0)
+                return cli_fail(2, verb,
+                                "bad --live period '%s': seconds, or a number with s, "
+                                "ms or us (1 ms to 1 hour)",
+                                optarg);
+            break;
         case ':':
             return cli_fail(2, verb, "%s needs a value", argv[optind - 1]);
         default:
@@ -183,6 +262,12 @@ static int cmd_create(int argc, char **argv)
     }
     if (modes > 1)
         return cli_fail(2, verb, "--overwrite and --snapshot exclude each other");
+    if (m.live_us && !m.relayd[0])
+        return cli_fail(2, verb, "--live needs --relayd");
+    if (m.relayd[0] && m.mode != FDR__TRACE_DISCARD)
+        return cli_fail(2, verb,
+                        "--relayd streams a discard-mode trace (not --overwrite or "
+                        "--snapshot)");
     if (optind >= argc)
         return cli_fail(2, verb, "missing trace name (fdr help %s)", verb);
     if (optind + 1 < argc)
@@ -553,7 +638,8 @@ static int cmd_status(int argc, char **argv)
 
 const struct cli_verb cli_verbs_session[] = {
     {"create", cmd_create,
-     "NAME [-o DIR] [--overwrite|--snapshot] [--buffer-size N] [--packet-size N]",
+     "NAME [-o DIR] [--overwrite|--snapshot] [--buffer-size N] [--packet-size N]\n"
+     "       [--relayd HOST[:CONTROL[:DATA]] [--live[=PERIOD]]]",
      "create a trace in fdrd (started by this verb if it is not running)",
      "NAME: 1 to 64 of [A-Za-z0-9_.-], not starting with '.' or '-'; at most 32\n"
      "traces exist at once. The trace records nothing until `fdr enable` selects\n"
@@ -566,6 +652,12 @@ const struct cli_verb cli_verbs_session[] = {
      "  --buffer-size N   per-thread ring: a whole number of packets, at least 2,\n"
      "                    at most 1G (default 1M, or 4 packets if more)\n"
      "  --packet-size N   a power of two from 4K to 16M (default 64K)\n"
+     "  --relayd HOST[:CONTROL[:DATA]]\n"
+     "                    stream the trace to lttng-relayd (ports 5342, 5343 by\n"
+     "                    default; discard mode only); without -o the local copy\n"
+     "                    is a spool fdrd removes at destroy (docs/fleet.md)\n"
+     "  --live[=PERIOD]   a live relay session: packets reach relayd within\n"
+     "                    PERIOD (default 1s; also 500ms, 2, ...)\n"
      "Sizes are bytes with an optional K, M or G suffix.\n"},
     {"enable", cmd_enable, "NAME PATTERN...", "add event patterns to a trace's selection",
      "Each PATTERN is an item of the FDR_TRACES language: [+|-]EVENT_GLOB or\n"
