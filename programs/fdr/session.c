@@ -410,6 +410,35 @@ static int take_json(int *argc, char **argv)
     return json;
 }
 
+static const char *const relay_states[] = {"none", "connected", "reconnecting",
+                                           "stopped"};
+
+/* A streamed trace's relayd: a JSON object, or one text line. */
+static void relay_out(FILE *f, const struct fdr__msg_trace_info *t, int json)
+{
+    const char *st = t->relay_state < 4 ? relay_states[t->relay_state] : "?";
+    if (json) {
+        if (!t->relayd[0]) {
+            fprintf(f, "null");
+            return;
+        }
+        fprintf(f, "{\"host\": ");
+        json_str(f, t->relayd);
+        fprintf(f,
+                ", \"control_port\": %u, \"data_port\": %u, \"live_us\": %u, "
+                "\"state\": \"%s\", \"sessions\": %u, \"bytes_sent\": %" PRIu64
+                ", \"packets_sent\": %" PRIu64 ", \"discarded\": %" PRIu64 "}",
+                t->relay_ctl, t->relay_data, t->live_us, st, t->relay_sessions,
+                t->relay_bytes, t->relay_packets, t->relay_discarded);
+        return;
+    }
+    fprintf(f,
+            "    relayd: %s:%u:%u %s, %s, session %u; sent %" PRIu64 " bytes, %" PRIu64
+            " packets; discarded %" PRIu64 " events\n",
+            t->relayd, t->relay_ctl, t->relay_data, t->live_us ? "live" : "not live", st,
+            t->relay_sessions, t->relay_bytes, t->relay_packets, t->relay_discarded);
+}
+
 static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
 {
     const char *mode = t->mode <= FDR__TRACE_SNAPSHOT ? mode_names[t->mode] : "?";
@@ -429,7 +458,9 @@ static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
             fprintf(out, "%s", i ? ", " : "");
             json_str(out, item);
         }
-        fprintf(out, "]}");
+        fprintf(out, "], \"relayd\": ");
+        relay_out(out, t, 1);
+        fprintf(out, "}");
         return;
     }
     fprintf(out, "%s  %s  mode=%s mask=0x%08x buffer=", t->name,
@@ -443,6 +474,43 @@ static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
     for (uint32_t i = 0; i < t->nitems; i++, item += strlen(item) + 1)
         fprintf(out, " %s", item);
     fprintf(out, "\n");
+    if (t->relayd[0])
+        relay_out(out, t, 0);
+}
+
+/* After STATUS_INFO: the streamed traces and their relayd counters, as
+ * ", \"relayd\": [...]" (json) or lines. 0 or 1. */
+static int status_relays(struct client *c, const char *verb, int json)
+{
+    struct fdr__msg_list m;
+    memset(&m, 0, sizeof m);
+    m.what = FDR__LIST_TRACES;
+    if (client_send(c, &m, sizeof m, FDR__MSG_LIST))
+        return 1;
+    int t, n = 0;
+    if (json)
+        printf(", \"relayd\": [");
+    while ((t = client_next(c)) == FDR__MSG_TRACE_INFO) {
+        const struct fdr__msg_trace_info *ti = (const void *)c->buf;
+        if (!ti->relayd[0])
+            continue;
+        if (json) {
+            printf("%s{\"trace\": ", n ? ", " : "");
+            json_str(stdout, ti->name);
+            printf(", \"relayd\": ");
+            relay_out(stdout, ti, 1);
+            printf("}");
+        } else {
+            printf("trace %s streamed to relayd:\n", ti->name);
+            relay_out(stdout, ti, 0);
+        }
+        n++;
+    }
+    if (json)
+        printf("]");
+    if (t != 0)
+        return cli_fail(1, verb, "bad answer from fdrd to LIST");
+    return 0;
 }
 
 static void process_out(const struct fdr__msg_process_info *p, int json, int first)
@@ -616,7 +684,7 @@ static int cmd_status(int argc, char **argv)
                 json_str(stdout, s->rundir);
                 printf(", \"started\": %" PRIu64 ", \"traces\": %u, \"active\": %u, "
                        "\"processes\": %u, \"providers\": %u, \"clients\": %u, "
-                       "\"max_traces\": %u, \"max_clients\": %u}\n",
+                       "\"max_traces\": %u, \"max_clients\": %u",
                        s->started, s->traces, s->active, s->processes, s->providers,
                        s->clients, s->max_traces, s->max_clients);
             } else
@@ -625,6 +693,9 @@ static int cmd_status(int argc, char **argv)
                        "processes: %u, providers: %u, connections: %u (at most %u)\n",
                        s->pid, s->rundir, s->traces, s->active, s->max_traces,
                        s->processes, s->providers, s->clients, s->max_clients);
+            rc = status_relays(c, verb, json);
+            if (json)
+                printf("}\n");
         } else if (t >= 0)
             rc = cli_fail(1, verb, "bad answer from fdrd: a %s message",
                           fdr__proto_type_name((unsigned)t));
