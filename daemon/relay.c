@@ -21,7 +21,8 @@
  *     beacon (an empty index) at "now minus one period" in the process's
  *     clock, never before the last packet it sent.
  * Each process is its own trace in the relay session (its own metadata
- * stream and data streams, relayd path HOSTNAME/NAME-DATE/<proc>-<pid>).
+ * stream and data streams, relayd path HOSTNAME/NAME-DATE/<proc>-<pid>,
+ * NAME-DATE-N for the Nth relay session of the trace, N > 1).
  *
  * Faults: any send or reply error (timeouts bound each: relay_wire.c)
  * closes the connection; the thread connects again after 0.1 s, doubling
@@ -311,14 +312,13 @@ static void resume_at_end(struct fdrd_relay *r)
     }
 }
 
-/* Sends the packet at s->off (header h) and its index. */
-static int send_packet(struct fdrd_relay *r, struct rstream *s, const struct fdr__pkt *h)
+/* Sends header h, and body_len bytes of s's file after the header at
+ * s->off, as one packet, then its index. */
+static int send_one(struct fdrd_relay *r, struct rstream *s, const struct fdr__pkt *h,
+                    uint64_t body_len)
 {
-    struct fdr__pkt copy = *h;
-    copy.discarded += s->carry;
-    uint64_t bytes = h->packet_size / 8;
-    int rc = fdrd_relay_data(&r->c, s->relay_id, s->seq, &copy, sizeof copy, s->fd,
-                             (off_t)(s->off + sizeof copy), bytes - sizeof copy);
+    int rc = fdrd_relay_data(&r->c, s->relay_id, s->seq, h, sizeof *h, s->fd,
+                             (off_t)(s->off + sizeof *h), body_len);
     if (rc < 0)
         return rc;
     struct fdrd_relay_index x = {
@@ -328,15 +328,40 @@ static int send_packet(struct fdrd_relay *r, struct rstream *s, const struct fdr
         .content_size = h->content_size,
         .ts_begin = h->ts_begin,
         .ts_end = h->ts_end,
-        .discarded = copy.discarded,
+        .discarded = h->discarded,
         .stream_id = 0,
         .stream_instance_id = h->stream_instance_id,
         .packet_seq_num = h->seq,
     };
     rc = fdrd_relay_index(&r->c, &x);
+    if (rc == 0)
+        s->seq++;
+    return rc;
+}
+
+/* Sends the packet at s->off (header h) and its index. A stream that
+ * resumes in a new session with events to report (carry) starts with a
+ * header-only packet saying 0 discarded, one sequence number before: a
+ * reader takes the first packet's count as "some, unknown" (babeltrace2),
+ * so the count goes in the second, exact. */
+static int send_packet(struct fdrd_relay *r, struct rstream *s, const struct fdr__pkt *h)
+{
+    struct fdr__pkt copy = *h;
+    int rc;
+    if (s->carry && s->seq == 0 && h->seq > 0) {
+        copy.content_size = copy.packet_size = sizeof copy * 8;
+        copy.ts_end = copy.ts_begin;
+        copy.discarded = 0;
+        copy.seq = h->seq - 1;
+        if ((rc = send_one(r, s, &copy, 0)) < 0)
+            return rc;
+        copy = *h;
+    }
+    copy.discarded += s->carry;
+    uint64_t bytes = h->packet_size / 8;
+    rc = send_one(r, s, &copy, bytes - sizeof copy);
     if (rc < 0)
         return rc;
-    s->seq++;
     s->off += bytes;
     s->acked = s->off;
     s->last_ts = h->ts_end;
@@ -457,7 +482,11 @@ static void parse_clock(struct rproc *p, const char *text, size_t len)
 static void relay_path(const struct fdrd_relay *r, const struct rproc *p, char *out,
                        size_t cap)
 {
-    snprintf(out, cap, "%s/%s-%s/%s", r->hostname, r->name, r->stamp, p->name);
+    unsigned n = __atomic_load_n(&r->sessions, __ATOMIC_RELAXED);
+    if (n > 1) /* a later session may start within the same second */
+        snprintf(out, cap, "%s/%s-%s-%u/%s", r->hostname, r->name, r->stamp, n, p->name);
+    else
+        snprintf(out, cap, "%s/%s-%s/%s", r->hostname, r->name, r->stamp, p->name);
 }
 
 /* Sends what relayd lacks of p's metadata. 1 when p is ready for data, 0

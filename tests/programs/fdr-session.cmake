@@ -88,3 +88,18 @@ if(FDR_SANITIZE MATCHES thread)
   # in the normal and ASan builds.
   set_tests_properties(fdr-daemon-traces PROPERTIES ENVIRONMENT "FDR_TEST_NO_FORK=1")
 endif()
+
+# fdr-relay-*: fdrd streams to a real /usr/bin/lttng-relayd (issue 16),
+# started by the test on free ports (test-fdr-relay.py says what each
+# phase shows): basic (unreachable relayd refused; live trace, lttng-live
+# lists and follows it; relayd's copy == the local one per thread),
+# restart (relayd SIGKILLed and restarted: a second relay session, the gap
+# counted as discarded, programs not slowed), fake (a relayd that never
+# reads: programs not slowed, fdrd's memory bounded).
+foreach(_t basic restart fake)
+  add_test(NAME fdr-relay-${_t}
+           COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-relay.py
+                   $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                   ${_ses_out}/relay-${_t} $<TARGET_FILE:session-prog> ${_t})
+  set_tests_properties(fdr-relay-${_t} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+endforeach()

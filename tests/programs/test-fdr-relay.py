@@ -1,0 +1,445 @@
+# SPDX-License-Identifier: MIT
+"""test-fdr-relay.py FDR FDRD SESSION_CLIENT WORKDIR SESSION_PROG PHASE -
+fdrd streams traces to a real, unmodified lttng-relayd (issue 16).
+
+A real /usr/bin/lttng-relayd on 127.0.0.1 with free ports, a real fdrd in a
+run directory of the test's own, real instrumented programs
+(progs/session-prog.c); what relayd stored is read with bt2. PHASE:
+
+  basic    `fdr create --relayd` to a port where nothing listens: one error
+           line, exit 1, no trace. A live trace (-o as well): two programs
+           ("go": 2 threads x N events; one exits, one is SIGKILLed with its
+           packets open) stream to relayd; `fdr status --json` shows the
+           relayd connected with packets sent; babeltrace2 lttng-live lists
+           the session and prints events while a third program runs; after
+           destroy, relayd's copy of each process holds, per thread, exactly
+           the local copy's events and discarded count, and the babeltrace2
+           CLI reads it without a complaint.
+  restart  a streamed trace with no -o (a spool, removed at destroy); a
+           program records in paced bursts throughout; relayd is SIGKILLed
+           and started again on the same ports: fdrd says "reconnecting",
+           then connected in a second relay session; in that session, per
+           thread, received + discarded == what the thread emitted (the
+           program's own count), in the first, received <= emitted; the
+           program's rate does not drop below half of a run without relayd
+           and no burst of 100 events took a second (it never waits).
+  fake     a fake relayd (the one allowed fake) that answers the handshake,
+           then never reads again (a full TCP window): the program's rate
+           as above, fdrd's VmRSS bounded, fdrd reconnects (a second relay
+           session), the local copy complete (per thread received +
+           discarded == emitted), destroy returns.
+Timeouts are the test's TIMEOUT; every wait polls for a state."""
+import glob
+import importlib.util
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
+h = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(h)
+c = h.c
+s = h.Session(sys.argv)
+prog = sys.argv[5]
+phase = sys.argv[6]
+RELAYD = "/usr/bin/lttng-relayd"
+BT = "/usr/bin/babeltrace2"
+HOST = socket.gethostname()
+
+if not os.access(RELAYD, os.X_OK):
+    print("SKIP: no %s (Debian's lttng-relayd)" % RELAYD)
+    sys.exit(77)
+
+
+def free_ports(n):
+    socks = []
+    for _ in range(n):
+        k = socket.socket()
+        k.bind(("127.0.0.1", 0))
+        socks.append(k)
+    ports = [k.getsockname()[1] for k in socks]
+    for k in socks:
+        k.close()
+    return ports
+
+
+class Relayd:
+    def __init__(self, out):
+        self.out = out
+        self.ports = free_ports(3)
+        self.p = None
+
+    def start(self):
+        c1, d1, l1 = self.ports
+        env = dict(os.environ, LTTNG_HOME=os.path.join(s.work, "lttng-home"))
+        os.makedirs(env["LTTNG_HOME"], exist_ok=True)
+        self.p = subprocess.Popen(
+            [RELAYD, "-C", "tcp://127.0.0.1:%d" % c1, "-D", "tcp://127.0.0.1:%d" % d1,
+             "-L", "tcp://127.0.0.1:%d" % l1, "-o", self.out], env=env,
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(s.work, "relayd.log"), "a"))
+        s.pids.add(self.p.pid)
+        h.wait_for(lambda: self.listening(), "relayd listens")
+
+    def listening(self):
+        c.check(self.p.poll() is None, "relayd exited %s" % self.p.returncode)
+        if self.p.poll() is not None:
+            c.finish()
+        try:
+            socket.create_connection(("127.0.0.1", self.ports[2]), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+            return False
+
+    def kill(self):
+        self.p.kill()
+        self.p.wait()
+
+    def url(self):
+        return "127.0.0.1:%d:%d" % (self.ports[0], self.ports[1])
+
+
+def status(name):
+    for t in s.json("status", "--json")["relayd"]:
+        if t["trace"] == name:
+            return t["relayd"]
+    c.fail("no relayd in fdr status for trace " + name)
+
+
+def wait_status(name, what, cond):
+    h.wait_for(lambda: cond(status(name)), what)
+
+
+def launch_go(threads, n, *extra):
+    e = dict(s.env, FDR_DEBUG="1")
+    p = subprocess.Popen([prog, "go", str(threads), str(n)] + list(extra), env=e,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    s.pids.add(p.pid)
+    while True:
+        line = p.stderr.readline()
+        c.check(line != "", "pid %d: no route from fdrd" % p.pid)
+        if line == "" or "recording into an fdrd trace" in line:
+            break
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    c.check(p.stdout.readline() == "done\n", "pid %d: not done" % p.pid)
+    return p
+
+
+def launch_pace(threads=2):
+    e = dict(s.env, FDR_DEBUG="1")
+    p = subprocess.Popen([prog, "pace", str(threads)], env=e, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    s.pids.add(p.pid)
+    while True:
+        line = p.stderr.readline()
+        c.check(line != "", "pid %d: no route from fdrd" % p.pid)
+        if line == "" or "recording into an fdrd trace" in line:
+            break
+    threading.Thread(target=lambda: p.stderr.read(), daemon=True).start()
+    c.check(p.stdout.readline() == "ready\n", "pace: not ready")
+    return p
+
+
+def end_pace(p):
+    """Ends a pace program: ({t: events emitted}, rate, longest burst in µs)."""
+    p.stdin.close()
+    out = p.stdout.read()
+    c.check(p.wait(timeout=120) == 0, "pace exits 0")
+    emitted, rate, burst = {}, 0.0, 0
+    for line in out.splitlines():
+        w = line.split()
+        if w[0] == "events":
+            emitted[int(w[1])] = int(w[2])
+        elif w[0] == "rate":
+            rate = float(w[1])
+        elif w[0] == "maxburst_us":
+            burst = int(w[1])
+    return emitted, rate, burst
+
+
+def relay_dirs(out, trace):
+    """Relay session directories of trace under relayd's output, oldest first
+    (NAME-DATE, then NAME-DATE-2, ...)."""
+    ds = glob.glob(os.path.join(out, HOST, trace + "-*"))
+    def key(d):
+        tail = os.path.basename(d)[len(trace) + 1:].split("-")
+        return int(tail[2]) if len(tail) > 2 else 1
+    return sorted(ds, key=key)
+
+
+def totals(path):
+    """{tid: (events, discarded)} of a trace read with bt2."""
+    ns, lost = h.per_thread(path)
+    out = {}
+    for (tid, _), v in ns.items():
+        e, d = out.get(tid, (0, 0))
+        out[tid] = (e + len(v), d)
+    for tid, d in lost.items():
+        e, _ = out.get(tid, (0, 0))
+        out[tid] = (e, d)
+    return out, ns
+
+
+def baseline_rate():
+    """The pace program's rate into a local trace, no relayd."""
+    s.fdr("create", "base", "-o", os.path.join(s.work, "base"))
+    s.fdr("enable", "base", "ses:tick")
+    s.fdr("start", "base")
+    p = launch_pace()
+    time.sleep(2)
+    _, rate, _ = end_pace(p)
+    s.fdr("destroy", "base")
+    return rate
+
+
+def check_rate(rate, base, burst, what):
+    c.check(rate >= base / 2, "%s: the program's rate %.0f/s fell below half of %.0f/s"
+            % (what, rate, base))
+    c.check(burst < 1000000, "%s: a burst of 100 events took %d µs: the program waited"
+            % (what, burst))
+
+
+# ---------------------------------------------------------------------------
+def basic():
+    out = os.path.join(s.work, "relay-out")
+    r = Relayd(out)
+    r.start()
+    s.start()
+    dead = free_ports(1)[0]
+    p = s.run(["create", "X", "--relayd", "127.0.0.1:%d" % dead])
+    c.check(p.returncode == 1, "create with no relayd: exit %d" % p.returncode)
+    c.check(p.stderr.startswith("fdr create: relayd 127.0.0.1: cannot connect to "
+                                "127.0.0.1 port %d" % dead) and p.stderr.count("\n") == 1,
+            "create with no relayd: one clear line, got %r" % p.stderr)
+    c.check("X" not in s.traces(), "no trace made when relayd is unreachable")
+
+    local = os.path.join(s.work, "local")
+    s.fdr("create", "R", "-o", local, "--relayd", r.url(), "--live=200ms")
+    s.fdr("enable", "R", "ses:tick")
+    s.fdr("start", "R")
+    N = 30000
+    normal = launch_go(2, N)
+    killed = launch_go(2, N, "kill")
+    normal.stdin.close()
+    c.check(normal.wait(timeout=120) == 0, "the program that ends normally")
+    killed.kill()
+    killed.wait(timeout=120)
+    wait_status("R", "packets reach relayd", lambda st: st["packets_sent"] > 0)
+    st = status("R")
+    c.check(st["state"] == "connected" and st["sessions"] == 1 and st["live_us"] == 200000,
+            "status: %s" % st)
+
+    # Live: lttng-live lists the session and follows a running program.
+    q = subprocess.run([BT, "query", "src.ctf.lttng-live", "sessions", "-p",
+                        "url=\"net://127.0.0.1:%d\"" % r.ports[2]],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=120)
+    c.check(q.returncode == 0 and "R" in q.stdout and HOST in q.stdout,
+            "lttng-live lists session R of %s: %s %s" % (HOST, q.stdout, q.stderr))
+    pace = launch_pace(1)
+    # babeltrace2 2.0's lttng-live learns of streams added after it attached
+    # only through a stream that delivers data: attach once the running
+    # program's stream is at relayd (docs/fleet.md).
+    h.wait_for(lambda: glob.glob(os.path.join(local, "session-prog-%d" % pace.pid,
+                                              "stream_*")), "the program's stream file")
+    sent = status("R")["packets_sent"]
+    wait_status("R", "the program's packets reach relayd",
+                lambda st: st["packets_sent"] >= sent + 2)
+    live_err = os.path.join(s.work, "lttng-live.err")
+    live = subprocess.Popen([BT, "-l", os.environ.get("FDR_TEST_BT_LOG", "WARNING"),
+                             "--input-format=lttng-live",
+                             "net://127.0.0.1:%d/host/%s/R" % (r.ports[2], HOST)],
+                            stdout=subprocess.PIPE, stderr=open(live_err, "w"), text=True)
+    s.pids.add(live.pid)
+    got = 0
+    while got < 10:
+        line = live.stdout.readline()
+        c.check(line != "", "lttng-live ended early (%s)" % live_err)
+        if line == "":
+            break
+        got += "ses:tick" in line
+    c.check(pace.poll() is None, "lttng-live printed events while the program runs")
+    live.kill()
+    live.wait()
+    end_pace(pace)
+
+    s.fdr("destroy", "R")  # returns once everything is sent
+    dirs = relay_dirs(out, "R")
+    c.check(len(dirs) == 1, "one relay session of R: %s" % dirs)
+    for q in (normal, killed, pace):
+        name = "session-prog-%d" % q.pid
+        mine, ns_local = totals(os.path.join(local, name))
+        theirs, ns_relay = totals(os.path.join(dirs[0], name))
+        c.check(mine == theirs and ns_local == ns_relay,
+                "%s: relayd holds what the local trace holds: %s vs %s"
+                % (name, theirs, mine))
+        if q is not pace:
+            for tid, (e, d) in mine.items():
+                c.check(e + d == N, "%s tid %d: %d + %d discarded != %d" % (name, tid, e, d, N))
+    c.clean(dirs[0])
+    r.kill()
+
+
+# ---------------------------------------------------------------------------
+def restart():
+    out = os.path.join(s.work, "relay-out")
+    r = Relayd(out)
+    r.start()
+    s.start()
+    base = baseline_rate()
+    s.fdr("create", "S", "--relayd", r.url())
+    s.fdr("enable", "S", "ses:tick")
+    s.fdr("start", "S")
+    spool = s.traces()["S"]["output"]
+    c.check(spool.startswith(os.path.join(s.rundir, "spool") + "/"),
+            "without -o a streamed trace spools in the run directory: " + spool)
+    p = launch_pace()
+    wait_status("S", "packets reach relayd", lambda st: st["packets_sent"] >= 4)
+    r.kill()
+    wait_status("S", "fdrd notices relayd went away",
+                lambda st: st["state"] == "reconnecting")
+    # the program goes on while relayd is away: its stream files grow
+    def spooled():
+        return sum(os.path.getsize(f) for f in glob.glob(os.path.join(spool, "*", "stream_*")))
+    was = spooled()
+    h.wait_for(lambda: spooled() > was + (256 << 10), "the spool grows without relayd")
+    r.start()
+    wait_status("S", "fdrd reconnects in a second relay session",
+                lambda st: st["state"] == "connected" and st["sessions"] == 2)
+    sent = status("S")["packets_sent"]
+    wait_status("S", "packets reach the second session",
+                lambda st: st["packets_sent"] >= sent + 4)
+    emitted, rate, burst = end_pace(p)
+    st = status("S")
+    c.check(st["discarded"] > 0, "the gap is counted as discarded: %s" % st)
+    s.fdr("destroy", "S")
+    c.check(not os.path.exists(spool), "the spool is removed at destroy")
+    check_rate(rate, base, burst, "relayd killed and restarted")
+
+    dirs = relay_dirs(out, "S")
+    c.check(len(dirs) == 2, "two relay sessions of S: %s" % dirs)
+    name = "session-prog-%d" % p.pid
+    first, _ = totals(os.path.join(dirs[0], name))
+    second, _ = totals(os.path.join(dirs[1], name))
+    c.check(len(second) == len(emitted), "every thread in the second session: %s" % second)
+    # Threads are told apart by tid; the program counts by its own numbering:
+    # compare the sorted per-thread totals.
+    tids = sorted(second)
+    tot_emitted = sorted(emitted.values())
+    got = sorted(e + d for (e, d) in second.values())
+    c.check(got == tot_emitted,
+            "second session: per thread received + discarded %s == emitted %s"
+            % (got, tot_emitted))
+    for tid in tids:
+        e1 = first.get(tid, (0, 0))[0]
+        c.check(e1 <= max(tot_emitted), "first session: received <= emitted")
+    c.check(any(d > 0 for (_, d) in second.values()),
+            "second session reports the gap as discarded: %s" % second)
+    c.clean(dirs[1])
+    r.kill()
+
+
+# ---------------------------------------------------------------------------
+class FakeRelayd:
+    """Answers VERSION, CREATE_SESSION, ADD_STREAM, STREAMS_SENT, takes
+    SEND_METADATA; at the first SEND_INDEX stops reading for good. Never
+    reads its data connections."""
+
+    def __init__(self):
+        self.ports = free_ports(2)
+        self.held = []
+        self.sessions = 0
+        for port, fn in zip(self.ports, (self.control, self.data)):
+            ls = socket.socket()
+            ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            ls.bind(("127.0.0.1", port))
+            ls.listen(16)
+            threading.Thread(target=self.accept, args=(ls, fn), daemon=True).start()
+
+    def accept(self, ls, fn):
+        while True:
+            k, _ = ls.accept()
+            k.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            self.held.append(k)
+            threading.Thread(target=fn, args=(k,), daemon=True).start()
+
+    def data(self, k):
+        pass  # never read
+
+    def control(self, k):
+        def read(n):
+            b = b""
+            while len(b) < n:
+                x = k.recv(n - len(b))
+                if not x:
+                    raise EOFError
+                b += x
+            return b
+        try:
+            while True:
+                _, size, cmd, _ = struct.unpack(">QQII", read(24))
+                if cmd == 13:
+                    return  # never read again
+                read(size)
+                if cmd == 5:
+                    k.sendall(struct.pack(">II", 2, 13))
+                elif cmd == 2:
+                    self.sessions += 1
+                    k.sendall(struct.pack(">QI", self.sessions, 10))
+                elif cmd in (1,):
+                    k.sendall(struct.pack(">QI", 100, 10))
+                elif cmd in (16, 7):
+                    k.sendall(struct.pack(">I", 10))
+        except (EOFError, OSError):
+            return
+
+    def url(self):
+        return "127.0.0.1:%d:%d" % tuple(self.ports)
+
+
+def fake():
+    f = FakeRelayd()
+    pid = s.start()
+    base = baseline_rate()
+    local = os.path.join(s.work, "local")
+    s.fdr("create", "F", "-o", local, "--relayd", f.url())
+    s.fdr("enable", "F", "ses:tick")
+    s.fdr("start", "F")
+    rss0 = h.vmrss_kib(pid)
+    p = launch_pace()
+    peak = rss0
+    # fdrd gives up on the stalled connection (send timeout) and connects again
+    def stalled():
+        nonlocal peak
+        peak = max(peak, h.vmrss_kib(pid))
+        return status("F")["sessions"] >= 2
+    h.wait_for(stalled, "fdrd notices the stall and opens a new relay session")
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 2:
+        peak = max(peak, h.vmrss_kib(pid))
+        time.sleep(0.05)
+    emitted, rate, burst = end_pace(p)
+    check_rate(rate, base, burst, "relayd that never reads")
+    c.check(peak - rss0 < 64 * 1024, "fdrd's VmRSS bounded: %d KiB -> %d KiB" % (rss0, peak))
+    t0 = time.monotonic()
+    s.fdr("destroy", "F")
+    c.check(time.monotonic() - t0 < 60, "destroy returns")
+    name = "session-prog-%d" % p.pid
+    mine, _ = totals(os.path.join(local, name))
+    got = sorted(e + d for (e, d) in mine.values())
+    c.check(got == sorted(emitted.values()),
+            "the local copy is complete: %s == %s" % (got, sorted(emitted.values())))
+
+
+{"basic": basic, "restart": restart, "fake": fake}[phase]()
+c.finish()
