@@ -103,3 +103,14 @@ foreach(_t basic restart fake)
                    ${_ses_out}/relay-${_t} $<TARGET_FILE:session-prog> ${_t})
   set_tests_properties(fdr-relay-${_t} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
+
+# fdr-relay-hosts: two "hosts" (network and UTS namespaces of the test's
+# own, veth pairs) each with its fdrd and a program, one lttng-relayd:
+# lttng-live lists and follows both; host A's fdrd SIGKILLed: host B's
+# stream intact, what A sent readable. Skipped where namespaces cannot be
+# made.
+add_test(NAME fdr-relay-hosts
+         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-relay-hosts.py
+                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                 ${_ses_out}/relay-hosts $<TARGET_FILE:session-prog>)
+set_tests_properties(fdr-relay-hosts PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
