@@ -21,11 +21,12 @@ run directory of the test's own, real instrumented programs
            then connected in a second relay session; in that session, per
            thread, received + discarded == what the thread emitted (the
            program's own count), in the first, received <= emitted; the
-           program's rate does not drop below half of a run without relayd
-           and no burst of 100 events took a second (it never waits).
+           program's rate does not drop below a quarter of a run without
+           relayd and no burst of 100 events took 4 s (a program coupled to
+           relayd would wait a 5 s send timeout per stall).
   fake     a fake relayd (the one allowed fake) that answers the handshake,
            then never reads again (a full TCP window): the program's rate
-           as above, fdrd's VmRSS bounded, fdrd reconnects (a second relay
+           as above (bounds generous: shared machines, sanitizers), fdrd's VmRSS bounded, fdrd reconnects (a second relay
            session), the local copy complete (per thread received +
            discarded == emitted), destroy returns.
 Timeouts are the test's TIMEOUT; every wait polls for a state."""
@@ -203,9 +204,12 @@ def baseline_rate():
 
 
 def check_rate(rate, base, burst, what):
-    c.check(rate >= base / 2, "%s: the program's rate %.0f/s fell below half of %.0f/s"
-            % (what, rate, base))
-    c.check(burst < 1000000, "%s: a burst of 100 events took %d µs: the program waited"
+    """The program was not slowed. Generous bounds (ctest -j2 on 2 shared
+    cores, sanitizers): a program coupled to relayd's sends would wait a
+    whole send timeout (5 s) per stall, or stop outright."""
+    c.check(rate >= base / 4, "%s: the program's rate %.0f/s fell below a quarter of "
+            "%.0f/s" % (what, rate, base))
+    c.check(burst < 4000000, "%s: a burst of 100 events took %d µs: the program waited"
             % (what, burst))
 
 
@@ -273,10 +277,30 @@ def basic():
     live.wait()
     end_pace(pace)
 
+    # Live flush: a program whose threads record a few events and then
+    # stay (packets open, never full): relayd gets them while it runs.
+    quiet = launch_go(2, 50, "kill")
+    def at_relay():
+        import bt2
+        d = relay_dirs(out, "R")
+        path = os.path.join(d[0], "session-prog-%d" % quiet.pid) if d else ""
+        if not glob.glob(os.path.join(path, "stream_*")):
+            return False
+        try:
+            n = sum(type(m) is bt2._EventMessageConst
+                    for m in bt2.TraceCollectionMessageIterator(path))
+        except Exception:
+            return False  # relayd is still writing it
+        return n == 100
+    h.wait_for(at_relay, "a quiet program's open packets reach relayd while it runs")
+    c.check(quiet.poll() is None, "the quiet program still runs")
+    quiet.kill()
+    quiet.wait()
+
     s.fdr("destroy", "R")  # returns once everything is sent
     dirs = relay_dirs(out, "R")
     c.check(len(dirs) == 1, "one relay session of R: %s" % dirs)
-    for q in (normal, killed, pace):
+    for q in (normal, killed, pace, quiet):
         name = "session-prog-%d" % q.pid
         mine, ns_local = totals(os.path.join(local, name))
         theirs, ns_relay = totals(os.path.join(dirs[0], name))
@@ -284,9 +308,11 @@ def basic():
                 "%s: relayd holds what the local trace holds: %s vs %s"
                 % (name, theirs, mine))
         if q is not pace:
+            n = 50 if q is quiet else N
             for tid, (e, d) in mine.items():
-                c.check(e + d == N, "%s tid %d: %d + %d discarded != %d" % (name, tid, e, d, N))
+                c.check(e + d == n, "%s tid %d: %d + %d discarded != %d" % (name, tid, e, d, n))
     c.clean(dirs[0])
+    c.clean(local)  # a live trace's packets written in parts: no gap in their numbers
     r.kill()
 
 
