@@ -159,6 +159,10 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
     int err = sizes(&buffer, &packet, msg, cap);
     if (err)
         return err;
+    if (m->relayd[0] && m->mode != FDR__TRACE_DISCARD) {
+        snprintf(msg, cap, "a trace streamed to relayd is in discard mode");
+        return EINVAL;
+    }
     if (m->outdir[0] && m->outdir[0] != '/') {
         snprintf(msg, cap, "output directory '%.200s' is not an absolute path",
                  m->outdir);

@@ -244,4 +244,10 @@ for x, emitted in ((a, emitted_a), (b, emitted_b)):
         c.check(len(per) == 2 and all(0 < n for n in per.values()) and
                 max(per.values()) <= max(emitted),
                 "host a: what it sent is readable: %s (emitted %s)" % (per, emitted))
+b.fdr("create", "U", "--relayd", NET["b"] + ".1")  # alive when fdrd stops
+os.kill(b.pid, signal.SIGTERM)
+h.wait_for(lambda: not h.pid_alive(b.pid), "host b's fdrd stops")
+log = open(os.path.join(b.rundir, "fdrd.log")).read()
+c.check("Sanitizer" not in log and "runtime error" not in log,
+        "host b's fdrd log is clean: " + log[-3000:])
 c.finish()
