@@ -286,6 +286,8 @@ static void resume_at_end(struct fdrd_relay *r)
         struct fdr__classes t;
         int have = load_classes(p, &buf, &t) == 0;
         if (!have)
+            memset(&t, 0, sizeof t);
+        if (!have)
             fdrd_log("trace %s: %s: no class file: the events skipped at reconnection "
                      "are not counted",
                      r->name, p->name);
@@ -299,10 +301,9 @@ static void resume_at_end(struct fdrd_relay *r)
             if (fstat(s->fd, &st) < 0)
                 continue;
             uint64_t at_acked = 0;
-            if (have)
-                count_until(r, p, s, (uint64_t)st.st_size, &t, &at_acked);
-            else
-                s->counted_off = (uint64_t)st.st_size; /* not counted */
+            /* Without classes the walk still finds the packet boundary;
+             * no event parses, so none is counted. */
+            count_until(r, p, s, (uint64_t)st.st_size, &t, &at_acked);
             if (s->acked < s->counted_off && have)
                 add(&r->discarded, s->counted_events - at_acked);
             s->off = s->acked = s->counted_off;
