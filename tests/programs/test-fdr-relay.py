@@ -14,7 +14,9 @@ run directory of the test's own, real instrumented programs
            the session and prints events while a third program runs; after
            destroy, relayd's copy of each process holds, per thread, exactly
            the local copy's events and discarded count, and the babeltrace2
-           CLI reads it without a complaint.
+           CLI reads it without a complaint. A corrupt packet in a streamed
+           directory stops its stream with one log line; symlinks there are
+           never followed.
   restart  a streamed trace with no -o (a spool, removed at destroy); a
            program records in paced bursts throughout; relayd is SIGKILLed
            and started again on the same ports: fdrd says "reconnecting",
@@ -329,6 +331,28 @@ def basic():
                 c.check(e + d == n, "%s tid %d: %d + %d discarded != %d" % (name, tid, e, d, n))
     c.clean(dirs[0])
     c.clean(local)  # a live trace's packets written in parts: no gap in their numbers
+    # Hostile files in a streamed trace's directory: a corrupt packet stops
+    # its stream with one log line; symlinks are never followed.
+    evil = os.path.join(s.work, "evil")
+    os.makedirs(os.path.join(evil, "bad-1"))
+    with open(os.path.join(evil, "bad-1", "metadata"), "w") as f:
+        f.write("/* CTF 1.8 */\n")
+    with open(os.path.join(evil, "bad-1", "stream_0"), "wb") as f:
+        f.write(b"\xff" * 4096)
+    os.symlink("/etc/passwd", os.path.join(evil, "bad-1", "stream_1"))
+    os.symlink("/etc", os.path.join(evil, "link-2"))
+    s.fdr("create", "E", "-o", evil, "--relayd", r.url())
+    s.wait_log("bad-1/stream_0: packet at byte 0: bad magic; this stream is no longer sent")
+    s.fdr("destroy", "E")
+    c.check(s.log_text().count("bad magic") == 1, "one log line for the corrupt stream")
+    ed = relay_dirs(out, "E")
+    c.check(len(ed) == 1 and sorted(os.listdir(ed[0])) == ["bad-1"],
+            "relayd got bad-1 only (no symlinked directory): %s"
+            % [os.listdir(d) for d in ed])
+    if ed:
+        got = sorted(os.listdir(os.path.join(ed[0], "bad-1")))
+        c.check("stream_1" not in got, "a symlinked stream file is not sent: %s" % got)
+
     # fdrd stopped with a streamed trace alive: its sender is stopped too
     # (the sanitizer builds see what it leaves).
     s.fdr("create", "L", "--relayd", r.url())
