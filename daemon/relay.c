@@ -81,8 +81,9 @@ struct rstream {
     uint64_t carry;       /* added to events_discarded in this session */
     uint64_t counted_off; /* events of [0, counted_off) are counted_events */
     uint64_t counted_events;
-    uint64_t last_ts;      /* ts_end of the last packet or beacon sent */
-    uint64_t last_send_ns; /* when something was last sent (live beacons) */
+    uint64_t last_ts;       /* ts_end of the last packet or beacon sent */
+    uint64_t last_send_ns;  /* when something was last sent (live beacons) */
+    struct fdr__pkt before; /* header of the packet before counted_off */
 };
 
 struct rproc {
@@ -245,6 +246,7 @@ static void count_until(struct fdrd_relay *r, const struct rproc *p, struct rstr
             s->counted_events++;
         s->off += h.packet_size / 8;
         s->counted_off = s->off;
+        s->before = h;
     }
     if (s->dead)
         s->off = keep;
@@ -340,27 +342,39 @@ static int send_one(struct fdrd_relay *r, struct rstream *s, const struct fdr__p
     return rc;
 }
 
-/* Sends the packet at s->off (header h) and its index. A stream that
- * resumes in a new session with events to report (carry) starts with a
- * header-only packet saying 0 discarded, one sequence number before: a
- * reader takes the first packet's count as "some, unknown" (babeltrace2),
- * so the count goes in the second, exact. */
+/* A stream resumed in a new session with events to report (carry): at
+ * once, two header-only packets that stand for the last packet before the
+ * resume point: the first says 0 discarded (a reader takes a stream's
+ * first count as "some, unknown": babeltrace2), the second, numbered as
+ * that packet, says its count plus the carry. Its next packet then
+ * follows without a gap, and a stream that never gets another packet is
+ * accounted for all the same. */
+static int send_carry(struct fdrd_relay *r, struct rstream *s)
+{
+    if (!s->carry || s->seq)
+        return 0;
+    struct fdr__pkt h = s->before;
+    h.content_size = h.packet_size = sizeof h * 8;
+    h.ts_begin = h.ts_end;
+    h.discarded = 0;
+    h.seq--; /* from 0: all ones, and the next is 0 again, no gap */
+    int rc = send_one(r, s, &h, 0);
+    if (rc == 0) {
+        h.discarded = s->before.discarded + s->carry;
+        h.seq++;
+        rc = send_one(r, s, &h, 0);
+    }
+    s->last_ts = h.ts_end;
+    return rc;
+}
+
+/* Sends the packet at s->off (header h) and its index. */
 static int send_packet(struct fdrd_relay *r, struct rstream *s, const struct fdr__pkt *h)
 {
     struct fdr__pkt copy = *h;
-    int rc;
-    if (s->carry && s->seq == 0 && h->seq > 0) {
-        copy.content_size = copy.packet_size = sizeof copy * 8;
-        copy.ts_end = copy.ts_begin;
-        copy.discarded = 0;
-        copy.seq = h->seq - 1;
-        if ((rc = send_one(r, s, &copy, 0)) < 0)
-            return rc;
-        copy = *h;
-    }
     copy.discarded += s->carry;
     uint64_t bytes = h->packet_size / 8;
-    rc = send_one(r, s, &copy, bytes - sizeof copy);
+    int rc = send_one(r, s, &copy, bytes - sizeof copy);
     if (rc < 0)
         return rc;
     s->off += bytes;
@@ -595,6 +609,8 @@ static int proc_turn(struct fdrd_relay *r, struct rproc *p)
             return rc;
         s->added = added = 1;
         s->last_send_ns = now_ns(CLOCK_MONOTONIC);
+        if ((rc = send_carry(r, s)) < 0)
+            return rc;
     }
     if (added && (rc = fdrd_relay_streams_sent(&r->c)) < 0)
         return rc;

@@ -23,6 +23,9 @@ run directory of the test's own, real instrumented programs
            then connected in a second relay session; in that session, per
            thread, received + discarded == what the thread emitted (the
            program's own count), in the first, received <= emitted; the
+           same, per process, for two programs that ended before relayd
+           went away (their streams get no new packet: one packet per
+           thread, and several); the
            program's rate does not drop below a quarter of a run without
            relayd and no burst of 100 events took 4 s (a program coupled to
            relayd would wait a 5 s send timeout per stall).
@@ -373,8 +376,17 @@ def restart():
     spool = s.traces()["S"]["output"]
     c.check(spool.startswith(os.path.join(s.rundir, "spool") + "/"),
             "without -o a streamed trace spools in the run directory: " + spool)
+    # Programs whose streams get no packet after the reconnection: one
+    # packet per thread, and several; both exit before relayd goes away.
+    small, big = launch_go(2, 100), launch_go(2, 20000)
+    for q in (small, big):
+        q.stdin.close()
+        c.check(q.wait(timeout=120) == 0, "go exits 0")
     p = launch_pace()
-    wait_status("S", "packets reach relayd", lambda st: st["packets_sent"] >= 4)
+    def pace_at_relay():
+        fs = glob.glob(os.path.join(out, HOST, "S-*", "session-prog-%d" % p.pid, "stream_*"))
+        return sum(os.path.getsize(f) for f in fs) >= (128 << 10)
+    h.wait_for(pace_at_relay, "the running program's packets reach relayd")
     r.kill()
     wait_status("S", "fdrd notices relayd went away",
                 lambda st: st["state"] == "reconnecting")
@@ -413,6 +425,14 @@ def restart():
     for tid in tids:
         e1 = first.get(tid, (0, 0))[0]
         c.check(e1 <= max(tot_emitted), "first session: received <= emitted")
+    # A ring that passed from an exited thread to the next holds both
+    # threads' packets: what the session lacks of that stream is reported
+    # with the last packet's thread, so these count per process.
+    for q, n in ((small, 100), (big, 20000)):
+        got, _ = totals(os.path.join(dirs[1], "session-prog-%d" % q.pid))
+        c.check(sum(e + d for (e, d) in got.values()) == 2 * n,
+                "second session, a program that ended before: %s, %d in all"
+                % (got, 2 * n))
     c.check(any(d > 0 for (_, d) in second.values()),
             "second session reports the gap as discarded: %s" % second)
     c.clean(dirs[1])
