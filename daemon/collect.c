@@ -50,6 +50,7 @@
 #include "common/classes.h"
 #include "common/committed.h"
 #include "common/drain.h"
+#include "common/iter.h"
 #include "common/tracedir.h"
 #include "common/tsdl.h"
 #include "fdr/version.h"
@@ -63,12 +64,17 @@ struct fdrd_ring {
     uint64_t out_bytes, out_lost;
     uint64_t last_ts;  /* of the last packet written: the next must not be older */
     uint64_t next_seq; /* packets are written with rising sequence numbers */
+    /* live traces (live_out): packets are numbered by fdrd; the open
+     * packet `part_seq` is in the file up to byte part_bytes of its slot */
+    uint64_t out_seq, part_seq, part_bytes, part_ts, part_discarded;
+    uint64_t pending_ns; /* since when its committed part waits, 0: none */
 };
 
 struct fdrd_route {
     struct fdrd_route *next;
     uint32_t id, trace_id, mode, slot;
     uint32_t backfill; /* the trace was started before the process came */
+    uint64_t live_ns;  /* a live relayd trace's period: open packets flushed */
     char outdir[FDR_PROTO_PATH_CAP];
     int dir_fd;      /* <outdir>/<name>-<pid>, -1 until the first write */
     uint32_t meta_n; /* classes the metadata on disk knows */
@@ -296,6 +302,26 @@ static int ensure_dir(const struct fdrd_client *c, struct fdrd_route *r)
     return 0;
 }
 
+/* Ring's stream file is open (made, with the metadata, on first use) and
+ * *t views the process's classes. 0 or -1 (logged once). */
+static int open_stream(const struct fdrd_client *c, struct fdrd_route *r,
+                       struct fdrd_ring *ring, struct fdr__classes *t)
+{
+    if (ensure_dir(c, r) < 0)
+        return -1;
+    if (ring->out_fd < 0) {
+        char name[32];
+        snprintf(name, sizeof name, "stream_%u", ring->g.index);
+        ring->out_fd = fdr__tracedir_create(r->dir_fd, name);
+        if (ring->out_fd < 0) {
+            route_error(c, r, name, -ring->out_fd);
+            return -1;
+        }
+    }
+    fdr__classes_from_table(c->col->classes, c->col->classes_size, t);
+    return 0;
+}
+
 /* Writes the closed packets of ring k; with `last`, the open one too and,
  * in flight-recorder mode, only the newest that the ring still holds. */
 static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned k,
@@ -316,19 +342,9 @@ static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
         return; /* never used: no stream file */
     if (consumed > produced || produced - consumed > g->n_packets)
         consumed = produced > g->n_packets ? produced - g->n_packets : 0;
-    if (ensure_dir(c, r) < 0)
-        return;
-    if (ring->out_fd < 0) {
-        char name[32];
-        snprintf(name, sizeof name, "stream_%u", g->index);
-        ring->out_fd = fdr__tracedir_create(r->dir_fd, name);
-        if (ring->out_fd < 0) {
-            route_error(c, r, name, -ring->out_fd);
-            return;
-        }
-    }
     struct fdr__classes t;
-    fdr__classes_from_table(c->col->classes, c->col->classes_size, &t);
+    if (open_stream(c, r, ring, &t) < 0)
+        return;
     /* The stream file's state is fdrd's: put in the shared header for the
      * calls that read it, taken back right after. */
     h->out_bytes = ring->out_bytes;
@@ -373,18 +389,167 @@ static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
     }
 }
 
+/* ---- live traces ------------------------------------------------------------ */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Writes bytes [from, to) of the packet at slot (header hdr, checked) as
+ * one packet numbered by fdrd, beginning at ts_begin; on a write error
+ * its events are counted in out_lost. 0 or -errno. */
+static int live_write(struct fdrd_ring *ring, const char *slot, struct fdr__pkt hdr,
+                      uint64_t from, uint64_t to, uint64_t ts_begin,
+                      const struct fdr__classes *t)
+{
+    uint64_t body = to - from;
+    hdr.seq = ring->out_seq;
+    hdr.ts_begin = ts_begin;
+    hdr.discarded += ring->out_lost;
+    hdr.content_size = (sizeof hdr + body) * 8;
+    ring->h->out_bytes = ring->out_bytes;
+    int rc = fdr__packet_write(ring->out_fd, &hdr, slot + from);
+    if (rc < 0) {
+        fdr__drain_cut(ring->out_fd, ring->h);
+        struct fdr__iter it;
+        struct fdr__event ev;
+        fdr__iter_init(&it, slot, to, t);
+        while (fdr__iter_next(&it, &ev) > 0)
+            ring->out_lost += (uint64_t)(ev.payload - slot) > from;
+        return rc;
+    }
+    ring->out_seq++;
+    ring->out_bytes += sizeof hdr + body;
+    ring->part_discarded = hdr.discarded;
+    return 0;
+}
+
+/* The end of the last whole event of packet slot below `bytes` from
+ * `from`, and the time of that event in *last (unchanged when none). */
+static uint64_t last_event(const char *slot, uint64_t from, uint64_t bytes,
+                           const struct fdr__classes *t, uint64_t *last)
+{
+    struct fdr__iter it;
+    struct fdr__event ev;
+    uint64_t good = from;
+    fdr__iter_init(&it, slot, bytes, t);
+    while (fdr__iter_next(&it, &ev) > 0) {
+        uint64_t end = (uint64_t)(ev.payload + ev.len - slot);
+        if (end > from) {
+            good = end;
+            *last = ev.ts;
+        }
+    }
+    return good;
+}
+
+/* A live trace's ring (the trace is streamed to relayd with a period):
+ * closed packets as ring_out writes them, but what an earlier turn wrote
+ * of a packet while it was open is left out; then the committed part of
+ * the open packet, once it has waited half a period (`force`: at once),
+ * goes out as a packet of its own. Packets are numbered by fdrd, so a
+ * packet written in parts is still a gapless sequence for readers. */
+static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned k,
+                     int force)
+{
+    struct fdrd_ring *ring = &r->rings[k];
+    struct fdr__buf_hdr *h = ring->h;
+    const struct fdr__ring_geom *g = &ring->g;
+    uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+    uint64_t consumed = __atomic_load_n(&h->consumed, __ATOMIC_RELAXED);
+    struct fdr__open_packet op;
+    int open = fdr__committed(h, g->size, &op);
+    if (open == 1 && (op.seq != produced || op.bytes <= sizeof(struct fdr__pkt)))
+        open = 0;
+    if ((produced == consumed && !open && !force) ||
+        (produced == 0 && ring->out_fd < 0 && !open))
+        return; /* nothing new; or never used: no stream file */
+    if (consumed > produced || produced - consumed > g->n_packets)
+        consumed = produced > g->n_packets ? produced - g->n_packets : 0;
+    struct fdr__classes t;
+    if (open_stream(c, r, ring, &t) < 0)
+        return;
+    for (; consumed < produced; consumed++) {
+        const char *slot = fdr__ring_slot(h, g, consumed);
+        struct fdr__pkt hdr;
+        if (fdr__pkt_check(slot, g, consumed, &hdr) == 0) {
+            int part = ring->part_bytes && ring->part_seq == consumed;
+            uint64_t from = part ? ring->part_bytes : sizeof hdr;
+            uint64_t to = hdr.content_size / 8;
+            if (from <= to) {
+                int rc = live_write(ring, slot, hdr, from, to,
+                                    part ? ring->part_ts : hdr.ts_begin, &t);
+                if (rc < 0)
+                    route_error(c, r, "stream", -rc);
+            }
+        }
+        ring->part_bytes = 0;
+        ring->pending_ns = 0;
+        /* The slot is free again; pairs with the writer's acquire load
+         * of `consumed` (writer.c, open_packet). */
+        __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
+    }
+    if (open == 1 &&
+        op.offset == (size_t)(fdr__ring_slot(h, g, op.seq) - (const char *)h)) {
+        const char *slot = (const char *)h + op.offset;
+        struct fdr__pkt hdr;
+        int part = ring->part_bytes && ring->part_seq == op.seq;
+        uint64_t from = part ? ring->part_bytes : sizeof hdr, last = 0;
+        if (fdr__pkt_check(slot, g, op.seq, &hdr) == 0) {
+            uint64_t to = last_event(slot, from, op.bytes, &t, &last);
+            uint64_t now = mono_ns();
+            if (to > from && !ring->pending_ns)
+                ring->pending_ns = now;
+            if (to > from && (force || now - ring->pending_ns >= r->live_ns / 2)) {
+                hdr.ts_end = last;
+                if (live_write(ring, slot, hdr, from, to,
+                               part ? ring->part_ts : hdr.ts_begin, &t) == 0) {
+                    ring->part_seq = op.seq;
+                    ring->part_bytes = to;
+                    ring->part_ts = last;
+                }
+                ring->pending_ns = 0;
+            }
+        }
+    }
+    if (force) {
+        /* Events discarded that no packet reports yet: a header-only
+         * packet after the last one says them (never the first). */
+        uint64_t total =
+            h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED) + ring->out_lost;
+        if (ring->out_seq > 0 && total > ring->part_discarded) {
+            struct fdr__pkt hdr;
+            const char *slot = fdr__ring_slot(h, g, produced ? produced - 1 : 0);
+            if (fdr__pkt_check(slot, g, produced ? produced - 1 : 0, &hdr) == 0) {
+                hdr.discarded = total - ring->out_lost; /* live_write adds it */
+                hdr.ts_begin = hdr.ts_end;
+                live_write(ring, slot, hdr, sizeof hdr, sizeof hdr, hdr.ts_end, &t);
+            }
+        }
+    }
+}
+
 static void route_pass(const struct fdrd_client *c, struct fdrd_route *r)
 {
     if (r->mode != FDR__TRACE_DISCARD)
         return; /* a flight recorder is written at its end */
     for (unsigned k = 0; k < r->nrings; k++)
-        ring_out(c, r, k, 0);
+        if (r->live_ns)
+            live_out(c, r, k, 0);
+        else
+            ring_out(c, r, k, 0);
 }
 
 static void route_end(const struct fdrd_client *c, struct fdrd_route *r)
 {
     for (unsigned k = 0; k < r->nrings; k++) {
-        ring_out(c, r, k, 1);
+        if (r->live_ns)
+            live_out(c, r, k, 1);
+        else
+            ring_out(c, r, k, 1);
         struct fdrd_ring *ring = &r->rings[k];
         if (ring->out_fd >= 0)
             close(ring->out_fd);
@@ -455,6 +620,7 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
     r->mode = t->mode;
     r->slot = slot;
     r->backfill = (uint32_t)backfill;
+    r->live_ns = t->relay ? (uint64_t)t->relay_opts.live_us * 1000 : 0;
     r->dir_fd = -1;
     memcpy(r->outdir, t->outdir, sizeof r->outdir);
     r->next = c->col->routes;

@@ -58,6 +58,19 @@ static void list_traces(struct fdrd_server *s, struct fdrd_client *c, uint32_t s
         memcpy(m->name, t->name, sizeof m->name);
         memcpy(m->outdir, t->outdir, sizeof m->outdir);
         memcpy(m->items, t->items, t->len);
+        if (t->relay) {
+            struct fdrd_relay_stats st;
+            fdrd_relay_stats(t->relay, &st);
+            m->relay_bytes = st.bytes;
+            m->relay_packets = st.packets;
+            m->relay_discarded = st.discarded;
+            m->relay_state = st.state;
+            m->relay_sessions = st.sessions;
+            m->live_us = t->relay_opts.live_us;
+            m->relay_ctl = t->relay_opts.ctl_port;
+            m->relay_data = t->relay_opts.data_port;
+            memcpy(m->relayd, t->relay_opts.host, sizeof m->relayd);
+        }
         fdrd_server_send(s, c, m, size);
     }
 }
@@ -212,8 +225,9 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
         const struct fdr__msg_create *m = msg;
         rc = fdrd_traces_create(&s->traces, m, text, sizeof text);
         if (rc == 0)
-            fdrd_log("trace %s created (output %s)", m->name,
-                     s->traces.t[s->traces.n - 1]->outdir);
+            fdrd_log("trace %s created (output %s%s%s)", m->name,
+                     s->traces.t[s->traces.n - 1]->outdir,
+                     m->relayd[0] ? ", relayd " : "", m->relayd);
         reply(s, c, h->seq, rc, 0, text);
         return 0;
     }

@@ -11,6 +11,12 @@
  * active flag. At most FDR_PROTO_TRACES_MAX (32) exist at once, the seed
  * design's bound: a thread's tracing information is one bit per trace.
  *
+ * A trace may be streamed to lttng-relayd (relay.c): its sender thread is
+ * started at creation, after relayd answered (an unreachable relayd is a
+ * refused creation), and stopped at destroy. Without an output directory
+ * of the user's, a streamed trace is written to RUNDIR/spool/NAME-STAMP
+ * (the run directory is the user's own, 0700), removed at destroy.
+ *
  * Sizes: the packet is a power of two from 4 KiB to 16 MiB; the buffer
  * (per thread ring) holds at least 2 packets, a whole number of them, and
  * at most 1 GiB. 0 asks for the default (64 KiB packets; a 1 MiB buffer,
@@ -31,7 +37,9 @@
 #define _GNU_SOURCE
 #include "traces.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +47,7 @@
 #include <unistd.h>
 
 #include "common/pattern.h"
+#include "common/tracedir.h"
 
 static struct fdrd_trace *find(struct fdrd_traces *ts, const char *name, unsigned *index)
 {
@@ -60,6 +69,42 @@ static struct fdrd_trace *find_or_say(struct fdrd_traces *ts, const char *name, 
             snprintf(msg, cap, "no trace named '%s' (fdr list traces shows them)", name);
     }
     return t;
+}
+
+/* Removes a spool directory: its per-process traces (fdr's files only),
+ * then itself. */
+static void spool_remove(const char *dir)
+{
+    int top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = top >= 0 ? fdopendir(top) : NULL;
+    if (!d) {
+        if (top >= 0)
+            close(top);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        int fd = openat(top, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        fdr__tracedir_clear(fd);
+        close(fd);
+        unlinkat(top, e->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Ends what a trace holds: its relayd sender (what remains is sent
+ * first), its spool. */
+static void trace_free(struct fdrd_trace *t)
+{
+    fdrd_relay_stop(t->relay);
+    if (t->spool)
+        spool_remove(t->outdir);
+    free(t);
 }
 
 static int sizes(uint64_t *buffer, uint64_t *packet, char *msg, size_t cap)
@@ -120,6 +165,10 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
                  (unsigned long long)m->memory);
         return EINVAL;
     }
+    if (m->relayd[0] && m->mode != FDR__TRACE_DISCARD) {
+        snprintf(msg, cap, "a trace streamed to relayd is in discard mode");
+        return EINVAL;
+    }
     if (m->outdir[0] && m->outdir[0] != '/') {
         snprintf(msg, cap, "output directory '%.200s' is not an absolute path",
                  m->outdir);
@@ -140,12 +189,26 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
         struct tm tm;
         localtime_r(&now, &tm);
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        int n = snprintf(t->outdir, sizeof t->outdir, "%s/fdr-traces/%s-%s",
-                         ts->home ? ts->home : "/tmp", t->name, stamp);
+        t->spool = m->relayd[0] != 0;
+        int n = t->spool ? snprintf(t->outdir, sizeof t->outdir, "%s/spool/%s-%s",
+                                    ts->rundir ? ts->rundir : "/tmp", t->name, stamp)
+                         : snprintf(t->outdir, sizeof t->outdir, "%s/fdr-traces/%s-%s",
+                                    ts->home ? ts->home : "/tmp", t->name, stamp);
         if (n < 0 || (size_t)n >= sizeof t->outdir) {
             free(t);
             snprintf(msg, cap, "$HOME is too long for an output directory");
             return ENAMETOOLONG;
+        }
+    }
+    if (m->relayd[0]) {
+        snprintf(t->relay_opts.host, sizeof t->relay_opts.host, "%s", m->relayd);
+        t->relay_opts.ctl_port = m->relayd_ctl;
+        t->relay_opts.data_port = m->relayd_data;
+        t->relay_opts.live_us = m->live_us;
+        int e = fdrd_relay_start(&t->relay, t->name, t->outdir, &t->relay_opts, msg, cap);
+        if (e) {
+            free(t);
+            return e;
         }
     }
     t->mode = m->mode;
@@ -264,7 +327,7 @@ int fdrd_traces_destroy(struct fdrd_traces *ts, const char *name, char *msg, siz
         find_or_say(ts, name, msg, cap);
         return ENOENT;
     }
-    free(ts->t[i]);
+    trace_free(ts->t[i]);
     memmove(&ts->t[i], &ts->t[i + 1], (ts->n - i - 1) * sizeof ts->t[0]);
     ts->n--;
     return 0;
@@ -281,7 +344,7 @@ unsigned fdrd_traces_active(const struct fdrd_traces *ts)
 void fdrd_traces_free(struct fdrd_traces *ts)
 {
     for (unsigned i = 0; i < ts->n; i++)
-        free(ts->t[i]);
+        trace_free(ts->t[i]);
     ts->n = 0;
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "proto/proto.h"
+#include "relay.h"
 
 #define FDRD_BUFFER_DEFAULT (1u << 20)
 #define FDRD_PACKET_DEFAULT (64u << 10)
@@ -27,12 +28,16 @@ struct fdrd_trace {
     uint32_t snapshots;              /* taken so far, to name the next */
     uint32_t nitems, len;            /* the event selection: */
     char items[FDR_PROTO_ITEMS_CAP]; /* nitems NUL-terminated items */
+    struct fdrd_relay_opts relay_opts;
+    struct fdrd_relay *relay; /* its sender thread (relay.c), NULL if not streamed */
+    int spool;                /* outdir is fdrd's spool for relayd: removed at destroy */
 };
 
 struct fdrd_traces {
     struct fdrd_trace *t[FDR_PROTO_TRACES_MAX]; /* in creation order */
     unsigned n;
-    const char *home; /* for default output directories */
+    const char *home;   /* for default output directories */
+    const char *rundir; /* spool directories of streamed traces: RUNDIR/spool */
 };
 
 /* Each operation returns 0, or a positive errno value with a one-line

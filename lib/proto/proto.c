@@ -29,10 +29,12 @@
 #define STR(type, field) {offsetof(type, field), sizeof(((type *)0)->field)}
 #define NONE {0, 0}
 /* A message of fixed size carrying nfds fds. */
-#define FIXED(code, name, type, nfds, s0, s1) {code, name, sizeof(type), 0, 0, nfds, {s0, s1}}
+#define FIXED(code, name, type, nfds, s0, s1) {code, name, sizeof(type), 0, 0, nfds, {s0, s1, NONE}}
+/* The same with a third string. */
+#define FIXED3(code, name, type, s0, s1, s2) {code, name, sizeof(type), 0, 0, 0, {s0, s1, s2}}
 /* A fixed part with u32 nitems, u32 len, then len bytes of items. */
 #define ITEMS(code, name, type, s0, s1) \
-    {code, name, sizeof(type), 1, offsetof(type, nitems), 0, {s0, s1}}
+    {code, name, sizeof(type), 1, offsetof(type, nitems), 0, {s0, s1, NONE}}
 /* clang-format on */
 
 struct str_field {
@@ -46,7 +48,7 @@ struct type_info {
     int items;         /* 1: nitems/len at nitems_off, then the items area */
     size_t nitems_off; /* offset of u32 nitems, then u32 len */
     int nfds;          /* fds the message carries */
-    struct str_field str[2];
+    struct str_field str[3];
 };
 
 #define P_ struct fdr__msg_register_process
@@ -66,7 +68,7 @@ static const struct type_info TYPES[] = {
     ITEMS(FDR__MSG_ROUTE, "route", struct fdr__msg_route, NONE, NONE),
     FIXED(FDR__MSG_NEED_BUFFERS, "need-buffers", struct fdr__msg_need_buffers, 0,
           NONE, NONE),
-    FIXED(FDR__MSG_CREATE, "create", C_, 0, STR(C_, name), STR(C_, outdir)),
+    FIXED3(FDR__MSG_CREATE, "create", C_, STR(C_, name), STR(C_, outdir), STR(C_, relayd)),
     ITEMS(FDR__MSG_ENABLE, "enable", I_, STR(I_, name), NONE),
     ITEMS(FDR__MSG_DISABLE, "disable", I_, STR(I_, name), NONE),
     FIXED(FDR__MSG_FILTER, "filter", struct fdr__msg_filter, 0,
@@ -80,7 +82,8 @@ static const struct type_info TYPES[] = {
           STR(struct fdr__msg_snapshot, name), STR(struct fdr__msg_snapshot, outdir)),
     FIXED(FDR__MSG_REPLY, "reply", struct fdr__msg_reply, 0,
           STR(struct fdr__msg_reply, text), NONE),
-    ITEMS(FDR__MSG_TRACE_INFO, "trace-info", TI_, STR(TI_, name), STR(TI_, outdir)),
+    {FDR__MSG_TRACE_INFO, "trace-info", sizeof(TI_), 1, offsetof(TI_, nitems), 0,
+     {STR(TI_, name), STR(TI_, outdir), STR(TI_, relayd)}},
     FIXED(FDR__MSG_PROCESS_INFO, "process-info", struct fdr__msg_process_info, 0,
           STR(struct fdr__msg_process_info, name), NONE),
     FIXED(FDR__MSG_PROVIDER_INFO, "provider-info", struct fdr__msg_provider_info, 0,
@@ -93,7 +96,7 @@ static const struct type_info TYPES[] = {
 
 _Static_assert(sizeof(struct fdr__msg_hdr) == 16, "header layout");
 _Static_assert(sizeof(struct fdr__msg_trace) == 88, "trace layout");
-_Static_assert(sizeof(struct fdr__msg_create) == 4216, "create layout");
+_Static_assert(sizeof(struct fdr__msg_create) == 4488, "create layout");
 _Static_assert(sizeof(struct fdr__msg_snapshot) == 4184, "snapshot layout");
 _Static_assert(sizeof(struct fdr__msg_items) == 96, "items layout");
 _Static_assert(sizeof(struct fdr__msg_filter) == 96, "filter layout");
@@ -108,7 +111,7 @@ _Static_assert(offsetof(struct fdr__msg_route, len) ==
                "len follows nitems");
 _Static_assert(sizeof(struct fdr__msg_need_buffers) == 24, "need-buffers layout");
 _Static_assert(sizeof(struct fdr__msg_reply) == 280, "reply layout");
-_Static_assert(sizeof(struct fdr__msg_trace_info) == 4232, "trace-info layout");
+_Static_assert(sizeof(struct fdr__msg_trace_info) == 4536, "trace-info layout");
 _Static_assert(sizeof(struct fdr__msg_process_info) == 128, "process-info layout");
 _Static_assert(sizeof(struct fdr__msg_provider_info) == 120, "provider-info layout");
 _Static_assert(sizeof(struct fdr__msg_status_info) == 4152, "status-info layout");

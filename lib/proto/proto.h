@@ -43,7 +43,7 @@
 
 #include "fdr/provider.h"
 
-#define FDR_PROTO_VERSION 1
+#define FDR_PROTO_VERSION 2      /* 2: CREATE and TRACE_INFO carry relayd streaming */
 #define FDR_PROTO_MSG_MAX 65536u /* largest message, header included */
 #define FDR_PROTO_FDS_MAX 4      /* most fds one message may carry */
 #define FDR_PROTO_NAME_CAP 72    /* trace and process names: 64 + NUL, padded */
@@ -54,6 +54,7 @@
 #define FDR_PROTO_ITEMS_MAX 256    /* items of a message or trace */
 #define FDR_PROTO_TEXT_CAP 256     /* a reply's message */
 #define FDR_PROTO_TRACES_MAX 32    /* traces fdrd holds at once */
+#define FDR_PROTO_HOST_CAP 256     /* a relayd host name or address, NUL included */
 
 enum fdr__msg_type {
     /* libfdr -> fdrd */
@@ -113,10 +114,15 @@ struct fdr__msg_trace {
     char name[FDR_PROTO_NAME_CAP];
 };
 
-/* CREATE. outdir "" lets fdrd choose ($HOME/fdr-traces/NAME-YYYYmmdd-HHMMSS);
- * memory 0 the default budget of one process's rings (FDRD_MEMORY_DEFAULT).
+/* CREATE. outdir "" lets fdrd choose ($HOME/fdr-traces/NAME-YYYYmmdd-HHMMSS),
+ * or, with a relayd, a spool directory it removes at destroy; memory 0 the
+ * default budget of one process's rings (FDRD_MEMORY_DEFAULT).
+ * relayd "" : not streamed; else the trace is streamed to lttng-relayd at
+ * host relayd, ports relayd_ctl and relayd_data (0: 5342, 5343), live
+ * with a period of live_us µs when live_us is not 0 (daemon/relay.c).
  *   16 mode | 20 mask | 24 buffer_size u64 | 32 packet_size u64 |
- *   40 name[72] | 112 outdir[4096] | 4208 memory u64 | 4216 */
+ *   40 name[72] | 112 outdir[4096] | 4208 memory u64 | 4216 relayd[256] |
+ *   4472 relayd_ctl | 4476 relayd_data | 4480 live_us | 4484 pad | 4488 */
 struct fdr__msg_create {
     struct fdr__msg_hdr h;
     uint32_t mode;
@@ -126,6 +132,10 @@ struct fdr__msg_create {
     char name[FDR_PROTO_NAME_CAP];
     char outdir[FDR_PROTO_PATH_CAP];
     uint64_t memory;
+    char relayd[FDR_PROTO_HOST_CAP];
+    uint32_t relayd_ctl, relayd_data;
+    uint32_t live_us;
+    uint32_t pad;
 };
 
 /* SNAPSHOT: a copy of what a trace's rings hold now, written to outdir
@@ -265,14 +275,25 @@ struct fdr__msg_reply {
     char text[FDR_PROTO_TEXT_CAP];
 };
 
-/* TRACE_INFO: one trace of LIST traces.
+/* TRACE_INFO: one trace of LIST traces. The relay_* fields describe its
+ * streaming to relayd (all 0 and relayd "" when not streamed):
+ * relay_state 0 none, 1 connected, 2 connecting again (relayd away),
+ * 3 stopped; relay_sessions the relayd sessions opened (1 + reconnects);
+ * relay_discarded the events fdrd could not send (counted, never silent).
  *   16 mode | 20 active | 24 mask | 28 pad | 32 buffer_size u64 |
- *   40 packet_size u64 | 48 memory u64 | 56 nitems | 60 len | 64 name[72] |
- *   136 outdir[4096] | 4232 items[len] */
+ *   40 packet_size u64 | 48 memory u64 | 56 relay_bytes u64 |
+ *   64 relay_packets u64 | 72 relay_discarded u64 | 80 relay_state |
+ *   84 relay_sessions | 88 live_us | 92 relay_ctl | 96 relay_data | 100 pad2 |
+ *   104 relayd[256] | 360 nitems | 364 len | 368 name[72] | 440 outdir[4096] |
+ *   4536 items[len] */
 struct fdr__msg_trace_info {
     struct fdr__msg_hdr h;
     uint32_t mode, active, mask, pad;
     uint64_t buffer_size, packet_size, memory;
+    uint64_t relay_bytes, relay_packets, relay_discarded;
+    uint32_t relay_state, relay_sessions;
+    uint32_t live_us, relay_ctl, relay_data, pad2;
+    char relayd[FDR_PROTO_HOST_CAP];
     uint32_t nitems, len;
     char name[FDR_PROTO_NAME_CAP];
     char outdir[FDR_PROTO_PATH_CAP];

@@ -155,6 +155,68 @@ static int absolute_dir(const char *verb, const char *out, char *dst, size_t cap
     return 0;
 }
 
+/* "HOST[:CONTROL[:DATA]]" ("[v6 address]" in brackets) into m's relayd
+ * fields; ports default to relayd's 5342 and 5343. 0 or -1. */
+static int parse_relayd(const char *arg, struct fdr__msg_create *m)
+{
+    char host[FDR_PROTO_HOST_CAP];
+    const char *rest;
+    if (arg[0] == '[') {
+        const char *close = strchr(arg, ']');
+        if (!close || (size_t)(close - arg - 1) >= sizeof host || close == arg + 1)
+            return -1;
+        memcpy(host, arg + 1, (size_t)(close - arg - 1));
+        host[close - arg - 1] = 0;
+        rest = close + 1;
+    } else {
+        size_t n = strcspn(arg, ":");
+        if (n == 0 || n >= sizeof host)
+            return -1;
+        memcpy(host, arg, n);
+        host[n] = 0;
+        rest = arg + n;
+    }
+    unsigned long port[2] = {5342, 5343};
+    for (int i = 0; i < 2 && *rest; i++) {
+        char *end;
+        if (*rest != ':' || rest[1] < '0' || rest[1] > '9')
+            return -1;
+        port[i] = strtoul(rest + 1, &end, 10);
+        if (port[i] == 0 || port[i] > 65535)
+            return -1;
+        rest = end;
+    }
+    if (*rest)
+        return -1;
+    fdr__proto_set_str(m->relayd, sizeof m->relayd, host);
+    m->relayd_ctl = (uint32_t)port[0];
+    m->relayd_data = (uint32_t)port[1];
+    return 0;
+}
+
+/* "N" seconds, or N with a unit s, ms, us: microseconds in *us (1 ms to
+ * 1 hour). 0 or -1. */
+static int parse_period(const char *arg, uint32_t *us)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (end == arg || errno)
+        return -1;
+    double mult = 1e6;
+    if (strcmp(end, "ms") == 0)
+        mult = 1e3;
+    else if (strcmp(end, "us") == 0)
+        mult = 1;
+    else if (*end && strcmp(end, "s") != 0)
+        return -1;
+    v *= mult;
+    if (!(v >= 1000 && v <= 3600e6))
+        return -1;
+    *us = (uint32_t)v;
+    return 0;
+}
+
 static int cmd_create(int argc, char **argv)
 {
     const char *verb = argv[0];
@@ -164,6 +226,8 @@ static int cmd_create(int argc, char **argv)
                                          {"buffer-size", required_argument, 0, 'b'},
                                          {"packet-size", required_argument, 0, 'p'},
                                          {"memory", required_argument, 0, 'm'},
+                                         {"relayd", required_argument, 0, 'R'},
+                                         {"live", optional_argument, 0, 'L'},
                                          {0, 0, 0, 0}};
     static struct fdr__msg_create m;
     memset(&m, 0, sizeof m);
@@ -199,6 +263,21 @@ static int cmd_create(int argc, char **argv)
                                : "--memory",
                     optarg);
             break;
+        case 'R':
+            if (parse_relayd(optarg, &m) < 0)
+                return cli_fail(2, verb,
+                                "bad --relayd '%s': HOST[:CONTROL_PORT[:DATA_PORT]], "
+                                "ports 1 to 65535",
+                                optarg);
+            break;
+        case 'L':
+            m.live_us = 1000000;
+            if (optarg && parse_period(optarg, &m.live_us) < 0)
+                return cli_fail(2, verb,
+                                "bad --live period '%s': seconds, or a number with s, "
+                                "ms or us (1 ms to 1 hour)",
+                                optarg);
+            break;
         case ':':
             return cli_fail(2, verb, "%s needs a value", argv[optind - 1]);
         default:
@@ -208,6 +287,12 @@ static int cmd_create(int argc, char **argv)
     }
     if (modes > 1)
         return cli_fail(2, verb, "--overwrite and --snapshot exclude each other");
+    if (m.live_us && !m.relayd[0])
+        return cli_fail(2, verb, "--live needs --relayd");
+    if (m.relayd[0] && m.mode != FDR__TRACE_DISCARD)
+        return cli_fail(2, verb,
+                        "--relayd streams a discard-mode trace (not --overwrite or "
+                        "--snapshot)");
     if (optind >= argc)
         return cli_fail(2, verb, "missing trace name (fdr help %s)", verb);
     if (optind + 1 < argc)
@@ -378,6 +463,35 @@ static int take_json(int *argc, char **argv)
     return json;
 }
 
+static const char *const relay_states[] = {"none", "connected", "reconnecting",
+                                           "stopped"};
+
+/* A streamed trace's relayd: a JSON object, or one text line. */
+static void relay_out(FILE *f, const struct fdr__msg_trace_info *t, int json)
+{
+    const char *st = t->relay_state < 4 ? relay_states[t->relay_state] : "?";
+    if (json) {
+        if (!t->relayd[0]) {
+            fprintf(f, "null");
+            return;
+        }
+        fprintf(f, "{\"host\": ");
+        json_str(f, t->relayd);
+        fprintf(f,
+                ", \"control_port\": %u, \"data_port\": %u, \"live_us\": %u, "
+                "\"state\": \"%s\", \"sessions\": %u, \"bytes_sent\": %" PRIu64
+                ", \"packets_sent\": %" PRIu64 ", \"discarded\": %" PRIu64 "}",
+                t->relay_ctl, t->relay_data, t->live_us, st, t->relay_sessions,
+                t->relay_bytes, t->relay_packets, t->relay_discarded);
+        return;
+    }
+    fprintf(f,
+            "    relayd: %s:%u:%u %s, %s, session %u; sent %" PRIu64 " bytes, %" PRIu64
+            " packets; discarded %" PRIu64 " events\n",
+            t->relayd, t->relay_ctl, t->relay_data, t->live_us ? "live" : "not live", st,
+            t->relay_sessions, t->relay_bytes, t->relay_packets, t->relay_discarded);
+}
+
 static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
 {
     const char *mode = t->mode <= FDR__TRACE_SNAPSHOT ? mode_names[t->mode] : "?";
@@ -398,7 +512,9 @@ static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
             fprintf(out, "%s", i ? ", " : "");
             json_str(out, item);
         }
-        fprintf(out, "]}");
+        fprintf(out, "], \"relayd\": ");
+        relay_out(out, t, 1);
+        fprintf(out, "}");
         return;
     }
     fprintf(out, "%s  %s  mode=%s mask=0x%08x buffer=", t->name,
@@ -414,6 +530,43 @@ static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
     for (uint32_t i = 0; i < t->nitems; i++, item += strlen(item) + 1)
         fprintf(out, " %s", item);
     fprintf(out, "\n");
+    if (t->relayd[0])
+        relay_out(out, t, 0);
+}
+
+/* After STATUS_INFO: the streamed traces and their relayd counters, as
+ * ", \"relayd\": [...]" (json) or lines. 0 or 1. */
+static int status_relays(struct client *c, const char *verb, int json)
+{
+    struct fdr__msg_list m;
+    memset(&m, 0, sizeof m);
+    m.what = FDR__LIST_TRACES;
+    if (client_send(c, &m, sizeof m, FDR__MSG_LIST))
+        return 1;
+    int t, n = 0;
+    if (json)
+        printf(", \"relayd\": [");
+    while ((t = client_next(c)) == FDR__MSG_TRACE_INFO) {
+        const struct fdr__msg_trace_info *ti = (const void *)c->buf;
+        if (!ti->relayd[0])
+            continue;
+        if (json) {
+            printf("%s{\"trace\": ", n ? ", " : "");
+            json_str(stdout, ti->name);
+            printf(", \"relayd\": ");
+            relay_out(stdout, ti, 1);
+            printf("}");
+        } else {
+            printf("trace %s streamed to relayd:\n", ti->name);
+            relay_out(stdout, ti, 0);
+        }
+        n++;
+    }
+    if (json)
+        printf("]");
+    if (t != 0)
+        return cli_fail(1, verb, "bad answer from fdrd to LIST");
+    return 0;
 }
 
 static void process_out(const struct fdr__msg_process_info *p, int json, int first)
@@ -587,7 +740,7 @@ static int cmd_status(int argc, char **argv)
                 json_str(stdout, s->rundir);
                 printf(", \"started\": %" PRIu64 ", \"traces\": %u, \"active\": %u, "
                        "\"processes\": %u, \"providers\": %u, \"clients\": %u, "
-                       "\"max_traces\": %u, \"max_clients\": %u}\n",
+                       "\"max_traces\": %u, \"max_clients\": %u",
                        s->started, s->traces, s->active, s->processes, s->providers,
                        s->clients, s->max_traces, s->max_clients);
             } else
@@ -596,6 +749,9 @@ static int cmd_status(int argc, char **argv)
                        "processes: %u, providers: %u, connections: %u (at most %u)\n",
                        s->pid, s->rundir, s->traces, s->active, s->max_traces,
                        s->processes, s->providers, s->clients, s->max_clients);
+            rc = status_relays(c, verb, json);
+            if (json)
+                printf("}\n");
         } else if (t >= 0)
             rc = cli_fail(1, verb, "bad answer from fdrd: a %s message",
                           fdr__proto_type_name((unsigned)t));
@@ -610,7 +766,7 @@ static int cmd_status(int argc, char **argv)
 const struct cli_verb cli_verbs_session[] = {
     {"create", cmd_create,
      "NAME [-o DIR] [--overwrite|--snapshot] [--buffer-size N] [--packet-size N]\n"
-     "       [--memory N]",
+     "       [--memory N] [--relayd HOST[:CONTROL[:DATA]] [--live[=PERIOD]]]",
      "create a trace in fdrd (started by this verb if it is not running)",
      "NAME: 1 to 64 of [A-Za-z0-9_.-], not starting with '.' or '-'; at most 32\n"
      "traces exist at once. The trace records nothing until `fdr enable` selects\n"
@@ -626,6 +782,12 @@ const struct cli_verb cli_verbs_session[] = {
      "  --memory N        ring memory of one process in this trace (default 256M):\n"
      "                    threads past it get the smallest ring (12K), and what\n"
      "                    they lose is counted as discarded\n"
+     "  --relayd HOST[:CONTROL[:DATA]]\n"
+     "                    stream the trace to lttng-relayd (ports 5342, 5343 by\n"
+     "                    default; discard mode only); without -o the local copy\n"
+     "                    is a spool fdrd removes at destroy (docs/fleet.md)\n"
+     "  --live[=PERIOD]   a live relay session: packets reach relayd within\n"
+     "                    PERIOD (default 1s; also 500ms, 2, ...)\n"
      "Sizes are bytes with an optional K, M or G suffix.\n"},
     {"snapshot", cmd_snapshot, "NAME [-o DIR]",
      "write what a trace's rings hold now, the programs running on",

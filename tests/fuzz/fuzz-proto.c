@@ -43,6 +43,7 @@ static void inspect(const void *msg, size_t len)
         const struct fdr__msg_create *m = msg;
         must_be_terminated(m->name, sizeof m->name);
         must_be_terminated(m->outdir, sizeof m->outdir);
+        must_be_terminated(m->relayd, sizeof m->relayd);
         char why[256];
         (void)fdr__proto_trace_name_check(m->name, why, sizeof why);
         break;
@@ -60,6 +61,7 @@ static void inspect(const void *msg, size_t len)
         const struct fdr__msg_trace_info *m = msg;
         must_be_terminated(m->name, sizeof m->name);
         must_be_terminated(m->outdir, sizeof m->outdir);
+        must_be_terminated(m->relayd, sizeof m->relayd);
         items = m->items, nitems = m->nitems, ilen = m->len;
         if (sizeof *m + ilen != len)
             abort();

@@ -119,3 +119,28 @@ add_test(NAME fdr-daemon-traces
                  $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
                  ${_ses_out}/traces $<TARGET_FILE:session-prog>)
 set_tests_properties(fdr-daemon-traces PROPERTIES TIMEOUT 600)
+# fdr-relay-*: fdrd streams to a real /usr/bin/lttng-relayd (issue 16),
+# started by the test on free ports (test-fdr-relay.py says what each
+# phase shows): basic (unreachable relayd refused; live trace, lttng-live
+# lists and follows it; relayd's copy == the local one per thread),
+# restart (relayd SIGKILLed and restarted: a second relay session, the gap
+# counted as discarded, programs not slowed), fake (a relayd that never
+# reads: programs not slowed, fdrd's memory bounded).
+foreach(_t basic restart fake)
+  add_test(NAME fdr-relay-${_t}
+           COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-relay.py
+                   $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                   ${_ses_out}/relay-${_t} $<TARGET_FILE:session-prog> ${_t})
+  set_tests_properties(fdr-relay-${_t} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+endforeach()
+
+# fdr-relay-hosts: two "hosts" (network and UTS namespaces of the test's
+# own, veth pairs) each with its fdrd and a program, one lttng-relayd:
+# lttng-live lists and follows both; host A's fdrd SIGKILLed: host B's
+# stream intact, what A sent readable. Skipped where namespaces cannot be
+# made.
+add_test(NAME fdr-relay-hosts
+         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-relay-hosts.py
+                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                 ${_ses_out}/relay-hosts $<TARGET_FILE:session-prog>)
+set_tests_properties(fdr-relay-hosts PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)

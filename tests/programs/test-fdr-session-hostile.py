@@ -58,7 +58,10 @@ def settled(p, total):
     return sum(x.startswith("socket:") for x in links) == 1 and (total is None or len(links) == total)
 
 
-def hdr(size, typ, ver=1, seq=1, status=0):
+VERSION = 2  # FDR_PROTO_VERSION (lib/proto/proto.h)
+
+
+def hdr(size, typ, ver=VERSION, seq=1, status=0):
     return struct.pack("=IHHII", size, ver, typ, seq, status)
 
 
@@ -74,7 +77,7 @@ CASES = [
     ("truncated header", hdr(16, 24)[:10], None, "10 bytes, shorter than a header (16)"),
     ("lying size field", hdr(0x7fffffff, 24), None, "size field 2147483647 but 16 bytes came"),
     ("oversized", hdr(70000, 17) + b"x" * (70000 - 16), None, "longer than 64 KiB"),
-    ("bad version", hdr(88, START, ver=7) + name("keep"), None, "version 7 (this is version 1)"),
+    ("bad version", hdr(88, START, ver=7) + name("keep"), None, "version 7 (this is version %d)" % VERSION),
     ("unknown type", hdr(16, 999), None, "unknown type 999"),
     ("unterminated", hdr(88, START) + b"k" * 72, None,
      "start: string at offset 16 not terminated in its 72 bytes"),

@@ -142,8 +142,9 @@ bad = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 bad.bind(os.path.join(bad_dir, "fdrd.sock"))
 bad.listen(8)
 accepts = []
+PROTO = 2  # FDR_PROTO_VERSION (lib/proto/proto.h): only the unknown-version answer differs
 junk = [b"\xff" * 37,                                        # garbage
-        struct.pack("=IHHII", 65535, 1, 64, 1, 0) + b"x" * 8,  # size says more than came
+        struct.pack("=IHHII", 65535, PROTO, 64, 1, 0) + b"x" * 8,  # size says more than came
         struct.pack("=IHHII", 280, 99, 64, 1, 0) + bytes(264)]  # unknown version
 
 
@@ -159,13 +160,13 @@ def hostile():
             # in slot 40 of 32: the ring refused, the route ends the talk
             m = os.memfd_create("lie")
             os.ftruncate(m, 4096)
-            conn.sendmsg([struct.pack("=IHHIIIIQII", 40, 1, 4, 0, 0, 1, 0, 1 << 20, 1, 0)],
+            conn.sendmsg([struct.pack("=IHHIIIIQII", 40, PROTO, 4, 0, 0, 1, 0, 1 << 20, 1, 0)],
                          [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", m))])
             os.close(m)
-            conn.send(struct.pack("=IHHII10I", 56, 1, 6, 0, 0, 1, 1, 1, 0, 40, 0, 0, 0, 0, 0))
+            conn.send(struct.pack("=IHHII10I", 56, PROTO, 6, 0, 0, 1, 1, 1, 0, 40, 0, 0, 0, 0, 0))
         else:  # a reply carrying an fd nobody asked for
             r, w = os.pipe()
-            conn.sendmsg([struct.pack("=IHHII", 280, 1, 64, 1, 0) + bytes(264)],
+            conn.sendmsg([struct.pack("=IHHII", 280, PROTO, 64, 1, 0) + bytes(264)],
                          [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", r))])
             os.close(r)
             os.close(w)

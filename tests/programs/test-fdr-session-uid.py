@@ -40,7 +40,7 @@ import socket, struct, sys
 k = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 k.connect(sys.argv[1])
 try:
-    k.send(struct.pack("=IHHII", 16, 1, 24, 1, 0))
+    k.send(struct.pack("=IHHII", 16, 2, 24, 1, 0))  # STATUS, protocol version 2
     data = k.recv(65536)
     print("got %d bytes" % len(data))
 except (BrokenPipeError, ConnectionResetError) as e:

@@ -60,7 +60,13 @@
  *       first block of every thread is out it prints "ready". MS ms after the
  *       route came main ends the process as END says: "kill" waits to be killed,
  *       "segv" dereferences NULL, "abrt" calls abort(), "exit" calls
- *       _exit(0) (the nothing-committed-lost test) */
+ *       _exit(0) (the nothing-committed-lost test)
+ *   session-prog pace THREADS
+ *       THREADS threads each record bursts of 100 ses:tick (t, n = 0, 1,
+ *       ...) with a 1 ms sleep between bursts, until the end of input;
+ *       prints "ready" once they run; at the end "events T N" per thread,
+ *       "rate R" (events per second, all threads) and "maxburst_us M" (the
+ *       longest burst: a program blocked by its tracer shows here) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -68,6 +74,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fdr/fdr.h>
@@ -92,6 +99,35 @@ static void *storm(void *arg)
     for (unsigned long n = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); n++) {
         fdr_trace(ses, tick, "t=%d n=%lu", t, n);
         fdr_trace(ses, rare, "t=%d n=%lu", t, n);
+    }
+    return NULL;
+}
+
+struct pace {
+    pthread_t th;
+    int t;
+    unsigned long n;
+    uint64_t maxburst_ns;
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *pace_thread(void *arg)
+{
+    struct pace *p = arg;
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        uint64_t t0 = mono_ns();
+        for (int i = 0; i < 100; i++, p->n++)
+            fdr_trace(ses, tick, "t=%d n=%lu", p->t, p->n);
+        uint64_t d = mono_ns() - t0;
+        if (d > p->maxburst_ns)
+            p->maxburst_ns = d;
+        usleep(1000);
     }
     return NULL;
 }
@@ -439,6 +475,32 @@ int main(int argc, char **argv)
         printf("done %d\n", bad);
         return bad != 0;
     }
+    if (argc == 3 && strcmp(argv[1], "pace") == 0) {
+        int nt = atoi(argv[2]);
+        static struct pace ps[16];
+        if (nt < 1 || nt > 16)
+            return 2;
+        uint64_t t0 = mono_ns();
+        for (int t = 0; t < nt; t++) {
+            ps[t].t = t;
+            pthread_create(&ps[t].th, NULL, pace_thread, &ps[t]);
+        }
+        puts("ready");
+        fflush(stdout);
+        while (fgets(line, sizeof line, stdin))
+            ;
+        __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+        uint64_t total = 0, maxb = 0;
+        for (int t = 0; t < nt; t++) {
+            pthread_join(ps[t].th, NULL);
+            printf("events %d %lu\n", t, ps[t].n);
+            total += ps[t].n;
+            maxb = ps[t].maxburst_ns > maxb ? ps[t].maxburst_ns : maxb;
+        }
+        printf("rate %.0f\nmaxburst_us %llu\n", total * 1e9 / (double)(mono_ns() - t0),
+               (unsigned long long)(maxb / 1000));
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "storm") == 0) {
         int nt = atoi(argv[2]);
         pthread_t th[16];
@@ -462,6 +524,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
                     "go THREADS N [kill] | storm THREADS | many THREADS N [go] |\n"
                     "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N |\n"
-                    "scribble ROUNDS\n");
+                    "scribble ROUNDS | pace THREADS\n");
     return 2;
 }

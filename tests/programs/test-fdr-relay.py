@@ -1,0 +1,569 @@
+# SPDX-License-Identifier: MIT
+"""test-fdr-relay.py FDR FDRD SESSION_CLIENT WORKDIR SESSION_PROG PHASE -
+fdrd streams traces to a real, unmodified lttng-relayd (issue 16).
+
+A real /usr/bin/lttng-relayd on 127.0.0.1 with free ports, a real fdrd in a
+run directory of the test's own, real instrumented programs
+(progs/session-prog.c); what relayd stored is read with bt2. PHASE:
+
+  basic    `fdr create --relayd` to a port where nothing listens: one error
+           line, exit 1, no trace. A live trace (-o as well): two programs
+           ("go": 2 threads x N events; one exits, one is SIGKILLed with its
+           packets open) stream to relayd; `fdr status --json` shows the
+           relayd connected with packets sent; babeltrace2 lttng-live lists
+           the session and prints events while a third program runs; after
+           destroy, relayd's copy of each process holds, per thread, exactly
+           the local copy's events and discarded count, and the babeltrace2
+           CLI reads it without a complaint. A corrupt packet in a streamed
+           directory stops its stream with one log line; symlinks there are
+           never followed.
+  restart  a streamed trace with no -o (a spool, removed at destroy); a
+           program records in paced bursts throughout; relayd is SIGKILLed
+           and started again on the same ports: fdrd says "reconnecting",
+           then connected in a second relay session; in that session, per
+           thread, received + discarded == what the thread emitted (the
+           program's own count), in the first, received <= emitted; the
+           same, per process, for two programs that ended before relayd
+           went away (their streams get no new packet: one packet per
+           thread, and several); the
+           program's rate does not drop below a quarter of a run without
+           relayd and no burst of 100 events took 4 s (a program coupled to
+           relayd would wait a 5 s send timeout per stall).
+  fake     a fake relayd (the one allowed fake) that answers the handshake,
+           then never reads again (a full TCP window): the program's rate
+           as above (bounds generous: shared machines, sanitizers), fdrd's VmRSS bounded, fdrd reconnects (a second relay
+           session), the local copy complete (received + discarded ==
+           emitted, by `fdr stats`), destroy returns.
+Timeouts are the test's TIMEOUT; every wait polls for a state."""
+import glob
+import importlib.util
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
+h = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(h)
+c = h.c
+s = h.Session(sys.argv)
+prog = sys.argv[5]
+phase = sys.argv[6]
+RELAYD = "/usr/bin/lttng-relayd"
+BT = "/usr/bin/babeltrace2"
+HOST = socket.gethostname()
+
+if not os.access(RELAYD, os.X_OK):
+    print("SKIP: no %s (Debian's lttng-relayd)" % RELAYD)
+    sys.exit(77)
+
+
+def free_ports(n):
+    socks = []
+    for _ in range(n):
+        k = socket.socket()
+        k.bind(("127.0.0.1", 0))
+        socks.append(k)
+    ports = [k.getsockname()[1] for k in socks]
+    for k in socks:
+        k.close()
+    return ports
+
+
+class Relayd:
+    def __init__(self, out):
+        self.out = out
+        self.ports = free_ports(3)
+        self.p = None
+
+    def start(self):
+        c1, d1, l1 = self.ports
+        env = dict(os.environ, LTTNG_HOME=os.path.join(s.work, "lttng-home"))
+        os.makedirs(env["LTTNG_HOME"], exist_ok=True)
+        self.p = subprocess.Popen(
+            [RELAYD, "-C", "tcp://127.0.0.1:%d" % c1, "-D", "tcp://127.0.0.1:%d" % d1,
+             "-L", "tcp://127.0.0.1:%d" % l1, "-o", self.out], env=env,
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(s.work, "relayd.log"), "a"))
+        s.pids.add(self.p.pid)
+        h.wait_for(lambda: self.listening(), "relayd listens")
+
+    def listening(self):
+        c.check(self.p.poll() is None, "relayd exited %s" % self.p.returncode)
+        if self.p.poll() is not None:
+            c.finish()
+        try:
+            socket.create_connection(("127.0.0.1", self.ports[2]), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+            return False
+
+    def kill(self):
+        self.p.kill()
+        self.p.wait()
+
+    def url(self):
+        return "127.0.0.1:%d:%d" % (self.ports[0], self.ports[1])
+
+
+def status(name):
+    for t in s.json("status", "--json")["relayd"]:
+        if t["trace"] == name:
+            return t["relayd"]
+    c.fail("no relayd in fdr status for trace " + name)
+
+
+def wait_status(name, what, cond):
+    h.wait_for(lambda: cond(status(name)), what)
+
+
+def launch_go(threads, n, *extra):
+    e = dict(s.env, FDR_DEBUG="1")
+    p = subprocess.Popen([prog, "go", str(threads), str(n)] + list(extra), env=e,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    s.pids.add(p.pid)
+    while True:
+        line = p.stderr.readline()
+        c.check(line != "", "pid %d: no route from fdrd" % p.pid)
+        if line == "" or "recording into an fdrd trace" in line:
+            break
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    c.check(p.stdout.readline() == "done\n", "pid %d: not done" % p.pid)
+    return p
+
+
+def launch_pace(threads=2):
+    e = dict(s.env, FDR_DEBUG="1")
+    p = subprocess.Popen([prog, "pace", str(threads)], env=e, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    s.pids.add(p.pid)
+    while True:
+        line = p.stderr.readline()
+        c.check(line != "", "pid %d: no route from fdrd" % p.pid)
+        if line == "" or "recording into an fdrd trace" in line:
+            break
+    threading.Thread(target=lambda: p.stderr.read(), daemon=True).start()
+    c.check(p.stdout.readline() == "ready\n", "pace: not ready")
+    return p
+
+
+def end_pace(p):
+    """Ends a pace program: ({t: events emitted}, rate, longest burst in µs)."""
+    p.stdin.close()
+    out = p.stdout.read()
+    c.check(p.wait(timeout=120) == 0, "pace exits 0")
+    emitted, rate, burst = {}, 0.0, 0
+    for line in out.splitlines():
+        w = line.split()
+        if w[0] == "events":
+            emitted[int(w[1])] = int(w[2])
+        elif w[0] == "rate":
+            rate = float(w[1])
+        elif w[0] == "maxburst_us":
+            burst = int(w[1])
+    return emitted, rate, burst
+
+
+def relay_dirs(out, trace):
+    """Relay session directories of trace under relayd's output, oldest first
+    (NAME-DATE, then NAME-DATE-2, ...)."""
+    ds = glob.glob(os.path.join(out, HOST, trace + "-*"))
+    def key(d):
+        tail = os.path.basename(d)[len(trace) + 1:].split("-")
+        return int(tail[2]) if len(tail) > 2 else 1
+    return sorted(ds, key=key)
+
+
+def totals(path):
+    """{tid: (events, discarded)} of a trace read with bt2."""
+    ns, lost = h.per_thread(path)
+    out = {}
+    for (tid, _), v in ns.items():
+        e, d = out.get(tid, (0, 0))
+        out[tid] = (e + len(v), d)
+    for tid, d in lost.items():
+        e, _ = out.get(tid, (0, 0))
+        out[tid] = (e, d)
+    return out, ns
+
+
+def baseline_rate():
+    """The pace program's rate into a local trace, no relayd."""
+    s.fdr("create", "base", "-o", os.path.join(s.work, "base"))
+    s.fdr("enable", "base", "ses:tick")
+    s.fdr("start", "base")
+    p = launch_pace()
+    time.sleep(2)
+    _, rate, _ = end_pace(p)
+    s.fdr("destroy", "base")
+    return rate
+
+
+def stop_clean():
+    """SIGTERM to fdrd; its log holds no sanitizer report (in the ASan and
+    TSan builds a daemonized fdrd reports there)."""
+    s.stop()
+    log = s.log_text()
+    c.check("Sanitizer" not in log and "runtime error" not in log,
+            "fdrd's log is clean: " + log[-3000:])
+
+
+def check_rate(rate, base, burst, what):
+    """The program was not slowed. Generous bounds (ctest -j2 on 2 shared
+    cores, sanitizers): a program coupled to relayd's sends would wait a
+    whole send timeout (5 s) per stall, or stop outright."""
+    c.check(rate >= base / 4, "%s: the program's rate %.0f/s fell below a quarter of "
+            "%.0f/s" % (what, rate, base))
+    c.check(burst < 4000000, "%s: a burst of 100 events took %d µs: the program waited"
+            % (what, burst))
+
+
+# ---------------------------------------------------------------------------
+def basic():
+    out = os.path.join(s.work, "relay-out")
+    r = Relayd(out)
+    r.start()
+    s.start()
+    dead = free_ports(1)[0]
+    p = s.run(["create", "X", "--relayd", "127.0.0.1:%d" % dead])
+    c.check(p.returncode == 1, "create with no relayd: exit %d" % p.returncode)
+    c.check(p.stderr.startswith("fdr create: relayd 127.0.0.1: cannot connect to "
+                                "127.0.0.1 port %d" % dead) and p.stderr.count("\n") == 1,
+            "create with no relayd: one clear line, got %r" % p.stderr)
+    c.check("X" not in s.traces(), "no trace made when relayd is unreachable")
+    s.fdr_err(["create", "X", "--relayd", "h:0"], "fdr create: bad --relayd 'h:0': "
+              "HOST[:CONTROL_PORT[:DATA_PORT]], ports 1 to 65535", 2)
+    s.fdr_err(["create", "X", "--live"], "fdr create: --live needs --relayd", 2)
+    s.fdr_err(["create", "X", "--relayd", "h", "--live=0"], "fdr create: bad --live "
+              "period '0': seconds, or a number with s, ms or us (1 ms to 1 hour)", 2)
+    s.fdr_err(["create", "X", "--relayd", "h", "--overwrite"], "fdr create: --relayd "
+              "streams a discard-mode trace (not --overwrite or --snapshot)", 2)
+
+    local = os.path.join(s.work, "local")
+    s.fdr("create", "R", "-o", local, "--relayd", r.url(), "--live=200ms")
+    s.fdr("enable", "R", "ses:tick")
+    s.fdr("start", "R")
+    N = 30000
+    normal = launch_go(2, N)
+    killed = launch_go(2, N, "kill")
+    normal.stdin.close()
+    c.check(normal.wait(timeout=120) == 0, "the program that ends normally")
+    killed.kill()
+    killed.wait(timeout=120)
+    wait_status("R", "packets reach relayd", lambda st: st["packets_sent"] > 0)
+    st = status("R")
+    c.check(st["state"] == "connected" and st["sessions"] == 1 and st["live_us"] == 200000,
+            "status: %s" % st)
+
+    # Live: lttng-live lists the session and follows a running program.
+    q = subprocess.run([BT, "query", "src.ctf.lttng-live", "sessions", "-p",
+                        "url=\"net://127.0.0.1:%d\"" % r.ports[2]],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=120)
+    c.check(q.returncode == 0 and "R" in q.stdout and HOST in q.stdout,
+            "lttng-live lists session R of %s: %s %s" % (HOST, q.stdout, q.stderr))
+    pace = launch_pace(1)
+    # babeltrace2 2.0's lttng-live learns of streams added after it attached
+    # only through a stream that delivers data: attach once the running
+    # program's stream is at relayd (docs/fleet.md).
+    h.wait_for(lambda: glob.glob(os.path.join(local, "session-prog-%d" % pace.pid,
+                                              "stream_*")), "the program's stream file")
+    sent = status("R")["packets_sent"]
+    wait_status("R", "the program's packets reach relayd",
+                lambda st: st["packets_sent"] >= sent + 2)
+    live_err = os.path.join(s.work, "lttng-live.err")
+    live = subprocess.Popen([BT, "-l", os.environ.get("FDR_TEST_BT_LOG", "WARNING"),
+                             "--input-format=lttng-live",
+                             "net://127.0.0.1:%d/host/%s/R" % (r.ports[2], HOST)],
+                            stdout=subprocess.PIPE, stderr=open(live_err, "w"), text=True)
+    s.pids.add(live.pid)
+    got = 0
+    while got < 10:
+        line = live.stdout.readline()
+        c.check(line != "", "lttng-live ended early (%s)" % live_err)
+        if line == "":
+            break
+        got += "ses:tick" in line
+    c.check(pace.poll() is None, "lttng-live printed events while the program runs")
+    live.kill()
+    live.wait()
+    end_pace(pace)
+
+    # Live flush: a program whose threads record a few events and then
+    # stay (packets open, never full): relayd gets them while it runs.
+    quiet = launch_go(2, 50, "kill")
+    def at_relay():
+        import bt2
+        d = relay_dirs(out, "R")
+        path = os.path.join(d[0], "session-prog-%d" % quiet.pid) if d else ""
+        if not glob.glob(os.path.join(path, "stream_*")):
+            return False
+        try:
+            n = sum(type(m) is bt2._EventMessageConst
+                    for m in bt2.TraceCollectionMessageIterator(path))
+        except Exception:
+            return False  # relayd is still writing it
+        return n == 100
+    h.wait_for(at_relay, "a quiet program's open packets reach relayd while it runs")
+    c.check(quiet.poll() is None, "the quiet program still runs")
+    quiet.kill()
+    quiet.wait()
+
+    s.fdr("destroy", "R")  # returns once everything is sent
+    dirs = relay_dirs(out, "R")
+    c.check(len(dirs) == 1, "one relay session of R: %s" % dirs)
+    for q in (normal, killed, pace, quiet):
+        name = "session-prog-%d" % q.pid
+        mine, ns_local = totals(os.path.join(local, name))
+        theirs, ns_relay = totals(os.path.join(dirs[0], name))
+        c.check(mine == theirs and ns_local == ns_relay,
+                "%s: relayd holds what the local trace holds: %s vs %s"
+                % (name, theirs, mine))
+        if q is not pace:
+            n = 50 if q is quiet else N
+            for tid, (e, d) in mine.items():
+                c.check(e + d == n, "%s tid %d: %d + %d discarded != %d" % (name, tid, e, d, n))
+    c.clean(dirs[0])
+    c.clean(local)  # a live trace's packets written in parts: no gap in their numbers
+    # Hostile files in a streamed trace's directory: a corrupt packet stops
+    # its stream with one log line; symlinks are never followed.
+    evil = os.path.join(s.work, "evil")
+    os.makedirs(os.path.join(evil, "bad-1"))
+    with open(os.path.join(evil, "bad-1", "metadata"), "w") as f:
+        f.write("/* CTF 1.8 */\n")
+    with open(os.path.join(evil, "bad-1", "stream_0"), "wb") as f:
+        f.write(b"\xff" * 4096)
+    os.symlink("/etc/passwd", os.path.join(evil, "bad-1", "stream_1"))
+    os.symlink("/etc", os.path.join(evil, "link-2"))
+    s.fdr("create", "E", "-o", evil, "--relayd", r.url())
+    s.wait_log("bad-1/stream_0: packet at byte 0: bad magic; this stream is no longer sent")
+    s.fdr("destroy", "E")
+    c.check(s.log_text().count("bad magic") == 1, "one log line for the corrupt stream")
+    ed = relay_dirs(out, "E")
+    c.check(len(ed) == 1 and sorted(os.listdir(ed[0])) == ["bad-1"],
+            "relayd got bad-1 only (no symlinked directory): %s"
+            % [os.listdir(d) for d in ed])
+    if ed:
+        got = sorted(os.listdir(os.path.join(ed[0], "bad-1")))
+        c.check("stream_1" not in got, "a symlinked stream file is not sent: %s" % got)
+
+    # fdrd stopped with a streamed trace alive: its sender is stopped too
+    # (the sanitizer builds see what it leaves).
+    s.fdr("create", "L", "--relayd", r.url())
+    stop_clean()
+    r.kill()
+
+
+# ---------------------------------------------------------------------------
+def restart():
+    out = os.path.join(s.work, "relay-out")
+    r = Relayd(out)
+    r.start()
+    s.start()
+    base = baseline_rate()
+    s.fdr("create", "S", "--relayd", r.url())
+    s.fdr("enable", "S", "ses:tick")
+    s.fdr("start", "S")
+    spool = s.traces()["S"]["output"]
+    c.check(spool.startswith(os.path.join(s.rundir, "spool") + "/"),
+            "without -o a streamed trace spools in the run directory: " + spool)
+    # Programs whose streams get no packet after the reconnection: one
+    # packet per thread, and several; both exit before relayd goes away.
+    small, big = launch_go(2, 100), launch_go(2, 20000)
+    for q in (small, big):
+        q.stdin.close()
+        c.check(q.wait(timeout=120) == 0, "go exits 0")
+    p = launch_pace()
+    def pace_at_relay():
+        fs = glob.glob(os.path.join(out, HOST, "S-*", "session-prog-%d" % p.pid, "stream_*"))
+        return sum(os.path.getsize(f) for f in fs) >= (128 << 10)
+    h.wait_for(pace_at_relay, "the running program's packets reach relayd")
+    r.kill()
+    wait_status("S", "fdrd notices relayd went away",
+                lambda st: st["state"] == "reconnecting")
+    # the program goes on while relayd is away: its stream files grow
+    def spooled():
+        return sum(os.path.getsize(f) for f in glob.glob(os.path.join(spool, "*", "stream_*")))
+    was = spooled()
+    h.wait_for(lambda: spooled() > was + (256 << 10), "the spool grows without relayd")
+    r.start()
+    wait_status("S", "fdrd reconnects in a second relay session",
+                lambda st: st["state"] == "connected" and st["sessions"] == 2)
+    sent = status("S")["packets_sent"]
+    wait_status("S", "packets reach the second session",
+                lambda st: st["packets_sent"] >= sent + 4)
+    emitted, rate, burst = end_pace(p)
+    st = status("S")
+    c.check(st["discarded"] > 0, "the gap is counted as discarded: %s" % st)
+    s.fdr("destroy", "S")
+    c.check(not os.path.exists(spool), "the spool is removed at destroy")
+    check_rate(rate, base, burst, "relayd killed and restarted")
+
+    dirs = relay_dirs(out, "S")
+    c.check(len(dirs) == 2, "two relay sessions of S: %s" % dirs)
+    name = "session-prog-%d" % p.pid
+    first, _ = totals(os.path.join(dirs[0], name))
+    second, _ = totals(os.path.join(dirs[1], name))
+    c.check(len(second) == len(emitted), "every thread in the second session: %s" % second)
+    # Threads are told apart by tid; the program counts by its own numbering:
+    # compare the sorted per-thread totals.
+    tids = sorted(second)
+    tot_emitted = sorted(emitted.values())
+    got = sorted(e + d for (e, d) in second.values())
+    c.check(got == tot_emitted,
+            "second session: per thread received + discarded %s == emitted %s"
+            % (got, tot_emitted))
+    for tid in tids:
+        e1 = first.get(tid, (0, 0))[0]
+        c.check(e1 <= max(tot_emitted), "first session: received <= emitted")
+    # A ring that passed from an exited thread to the next holds both
+    # threads' packets: what the session lacks of that stream is reported
+    # with the last packet's thread, so these count per process.
+    for q, n in ((small, 100), (big, 20000)):
+        got, _ = totals(os.path.join(dirs[1], "session-prog-%d" % q.pid))
+        c.check(sum(e + d for (e, d) in got.values()) == 2 * n,
+                "second session, a program that ended before: %s, %d in all"
+                % (got, 2 * n))
+    c.check(any(d > 0 for (_, d) in second.values()),
+            "second session reports the gap as discarded: %s" % second)
+    c.clean(dirs[1])
+    stop_clean()
+    r.kill()
+
+
+# ---------------------------------------------------------------------------
+class FakeRelayd:
+    """Answers VERSION, CREATE_SESSION, ADD_STREAM, STREAMS_SENT, takes
+    SEND_METADATA; at the first SEND_INDEX stops reading for good. Never
+    reads its data connections."""
+
+    def __init__(self):
+        self.ports = free_ports(2)
+        self.held = []
+        self.sessions = 0
+        for port, fn in zip(self.ports, (self.control, self.data)):
+            ls = socket.socket()
+            ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            ls.bind(("127.0.0.1", port))
+            ls.listen(16)
+            threading.Thread(target=self.accept, args=(ls, fn), daemon=True).start()
+
+    def accept(self, ls, fn):
+        while True:
+            k, _ = ls.accept()
+            k.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            self.held.append(k)
+            threading.Thread(target=fn, args=(k,), daemon=True).start()
+
+    def data(self, k):
+        pass  # never read
+
+    def control(self, k):
+        def read(n):
+            b = b""
+            while len(b) < n:
+                x = k.recv(n - len(b))
+                if not x:
+                    raise EOFError
+                b += x
+            return b
+        try:
+            while True:
+                _, size, cmd, _ = struct.unpack(">QQII", read(24))
+                if cmd == 13:
+                    return  # never read again
+                read(size)
+                if cmd == 5:
+                    k.sendall(struct.pack(">II", 2, 13))
+                elif cmd == 2:
+                    self.sessions += 1
+                    k.sendall(struct.pack(">QI", self.sessions, 10))
+                elif cmd in (1,):
+                    k.sendall(struct.pack(">QI", 100, 10))
+                elif cmd in (16, 7):
+                    k.sendall(struct.pack(">I", 10))
+        except (EOFError, OSError):
+            return
+
+    def url(self):
+        return "127.0.0.1:%d:%d" % tuple(self.ports)
+
+
+def liar(answer):
+    """A server on a free port that answers the first message with `answer`
+    and hangs up: its port."""
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(4)
+
+    def serve():
+        while True:
+            k, _ = ls.accept()
+            try:
+                k.recv(4096)
+                k.sendall(answer)
+            except OSError:
+                pass
+            k.close()
+    threading.Thread(target=serve, daemon=True).start()
+    return ls.getsockname()[1]
+
+
+def fake():
+    # Short and foreign answers to the handshake: a clear error, no trace.
+    s.start()
+    for answer, says in ((b"\0\0\0", "does not answer as lttng-relayd"),
+                         (struct.pack(">II", 3, 0), "speaks relayd protocol 3.0")):
+        port = liar(answer)
+        p = s.run(["create", "X", "--relayd", "127.0.0.1:%d:%d" % (port, port)])
+        c.check(p.returncode == 1 and says in p.stderr and p.stderr.count("\n") == 1,
+                "a relayd answering %r: %r" % (answer, p.stderr))
+    c.check(not s.traces(), "no trace made")
+    s.stop()
+
+    f = FakeRelayd()
+    pid = s.start()
+    base = baseline_rate()
+    local = os.path.join(s.work, "local")
+    s.fdr("create", "F", "-o", local, "--relayd", f.url())
+    s.fdr("enable", "F", "ses:tick")
+    s.fdr("start", "F")
+    rss0 = h.vmrss_kib(pid)
+    p = launch_pace()
+    peak = rss0
+    # fdrd gives up on the stalled connection (send timeout) and connects again
+    def stalled():
+        nonlocal peak
+        peak = max(peak, h.vmrss_kib(pid))
+        return status("F")["sessions"] >= 2
+    h.wait_for(stalled, "fdrd notices the stall and opens a new relay session")
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 2:
+        peak = max(peak, h.vmrss_kib(pid))
+        time.sleep(0.05)
+    emitted, rate, burst = end_pace(p)
+    check_rate(rate, base, burst, "relayd that never reads")
+    c.check(peak - rss0 < 64 * 1024, "fdrd's VmRSS bounded: %d KiB -> %d KiB" % (rss0, peak))
+    t0 = time.monotonic()
+    s.fdr("destroy", "F")
+    c.check(time.monotonic() - t0 < 60, "destroy returns")
+    # fdr's own reader (a million events: bt2 from Python would take minutes)
+    st = s.json("stats", os.path.join(local, "session-prog-%d" % p.pid), "--json")
+    got = st["discarded"] + sum(t["events"] for t in st["threads"])
+    c.check(got == sum(emitted.values()) and len(st["threads"]) == len(emitted),
+            "the local copy is complete: %d events + discarded, emitted %s"
+            % (got, emitted))
+    stop_clean()
+
+
+{"basic": basic, "restart": restart, "fake": fake}[phase]()
+c.finish()
