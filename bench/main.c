@@ -85,7 +85,7 @@ static void usage(FILE *f)
         "  --lttng-overwrite  LTTng channel in overwrite mode (default discard)\n"
         "  --keep-traces      keep the trace directory under /tmp\n"
         "  --section NAME     only that process-level section (sustained, startup,\n"
-        "                     memory, snapshot, print, daemon, threads_1000)\n"
+        "                     memory, snapshot, print, daemon, threads_1000, relay)\n"
         "  --no-sections      per-event section only (no sustained, startup,\n"
         "                     memory, size, snapshot)\n"
         "  --no-per-event     the other sections only\n"

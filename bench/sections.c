@@ -38,13 +38,17 @@
 #define _GNU_SOURCE
 #include "sections.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -833,6 +837,196 @@ static int thousand_threads(const bench_sections_ctx *c)
     return bad;
 }
 
+/* ---- streaming to lttng-relayd (issue 16) ----------------------------------- */
+
+/* A free TCP port on 127.0.0.1 (bound then released: good enough here). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t l = sizeof a;
+    int port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &l) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+static int port_open(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+/* CPU seconds (user + system) process pid has used; -1 if unknown. */
+static double cpu_s(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    unsigned long ut, st;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+                     &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static long pid_file(const char *rundir)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/fdrd.pid", rundir);
+    FILE *f = fopen(path, "r");
+    long pid = -1;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1)
+            pid = -1;
+        fclose(f);
+    }
+    return pid;
+}
+
+/* One program of 2 threads emits n two_ints events as fast as it can into
+ * (k=0) an fdrd trace on local disk, (k=1) an fdrd trace streamed to
+ * relayd, (k=2) an LTTng-UST session streamed to the same relayd. Rows:
+ * the program's events/s, the end-to-end MB/s (bytes on disk, or stored by
+ * relayd, over the time from the program's start until the trace is
+ * destroyed: everything written or sent), and fdrd's CPU per MB. */
+static int relay_rows(const bench_sections_ctx *c)
+{
+    static const char *const names[] = {"fdr-daemon-disk", "fdr-daemon-relayd",
+                                        "lttng-ust-relayd"};
+    char rundir[PATH_MAX], out[PATH_MAX], rout[PATH_MAX], url[128], where[128];
+    snprintf(rundir, sizeof rundir, "%s/fdrd-relay", c->tmpdir);
+    snprintf(out, sizeof out, "%s/relay-local", c->tmpdir);
+    snprintf(rout, sizeof rout, "%s/relayd-out", c->tmpdir);
+    mkdir(rundir, 0700);
+    int p1 = free_port(), p2 = free_port(), p3 = free_port();
+    char ca[64], da[64], la[64];
+    snprintf(ca, sizeof ca, "tcp://127.0.0.1:%d", p1);
+    snprintf(da, sizeof da, "tcp://127.0.0.1:%d", p2);
+    snprintf(la, sizeof la, "tcp://127.0.0.1:%d", p3);
+    pid_t relayd = fork();
+    if (relayd == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 1);
+        dup2(null, 2);
+        execlp("lttng-relayd", "lttng-relayd", "-C", ca, "-D", da, "-L", la, "-o", rout,
+               (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 100 && relayd > 0 && !port_open(p1); i++)
+        usleep(50000);
+    if (relayd < 0 || !port_open(p1)) {
+        bench_note(c->r, "relay: lttng-relayd did not start: not measured");
+        if (relayd > 0) {
+            kill(relayd, SIGKILL);
+            waitpid(relayd, NULL, 0);
+        }
+        return 0;
+    }
+    snprintf(where, sizeof where, "127.0.0.1:%d:%d", p1, p2);
+    snprintf(url, sizeof url, "net://127.0.0.1:%d:%d", p1, p2);
+    int bad = 0, reps = c->quick ? 1 : 3;
+    unsigned long long n = c->quick ? 400000 : 20000000;
+    char nn[32], o[4096];
+    snprintf(nn, sizeof nn, "%llu", n / 2);
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < 3; k++) {
+            bench_lttng_session ls;
+            env_reset();
+            rm_tree(c, out);
+            rm_tree(c, rout);
+            int rc;
+            if (k < 2) {
+                const char *create[] = {"create", "rel", k ? "--relayd" : "-o",
+                                        k ? where : out, NULL};
+                rc = fdr_cmd(c->bindir, rundir, create);
+                if (!rc)
+                    rc = bench_fdr(c->bindir, rundir, "enable", "rel", "bench:*", NULL,
+                                   NULL);
+                if (!rc)
+                    rc = bench_fdr(c->bindir, rundir, "start", "rel", NULL, NULL, NULL);
+                setenv("FDR_RUNDIR", rundir, 1);
+            } else {
+                if (!c->lttng)
+                    continue;
+                ls = (bench_lttng_session){
+                    .defaults = 1, .events = "bench_lttng:two_ints", .url = url};
+                snprintf(ls.name, sizeof ls.name, "fdr-bench-relay-%d-%d", (int)getpid(),
+                         r);
+                char why[256];
+                rc = bench_lttng_begin(&ls, why, sizeof why);
+                if (rc)
+                    fprintf(stderr, "fdr-bench: lttng streaming session: %s\n", why);
+            }
+            long fdrd = pid_file(rundir);
+            double cpu0 = k < 2 ? cpu_s(fdrd) : 0;
+            uint64_t t0 = now_ns();
+            const char *em[] = {"emit", "two_ints", "2", nn, "0", NULL};
+            double prog_ns = -1;
+            if (!rc &&
+                (rc = run_load(c, k < 2 ? "fdr" : "lttng", em, o, sizeof o, NULL)) == 0)
+                prog_ns = out_value(o, "elapsed_ns");
+            env_reset();
+            if (k < 2)
+                rc |= bench_fdr(c->bindir, rundir, "destroy", "rel", NULL, NULL, NULL);
+            else {
+                long long d;
+                char why[256];
+                bench_lttng_end(&ls, &d, why, sizeof why);
+            }
+            double wall = (double)(now_ns() - t0);
+            double cpu = k < 2 ? cpu_s(fdrd) - cpu0 : -1;
+            stream_bytes = 0;
+            nftw(k ? rout : out, add_stream, 16, FTW_PHYS);
+            if (rc || prog_ns <= 0 || !stream_bytes) {
+                bad++;
+                continue;
+            }
+            double mb = (double)stream_bytes / 1e6;
+            bench_extra_add(c->r, "relay", names[k], "events_per_s", "events_per_s",
+                            (double)n * 1e9 / prog_ns);
+            bench_extra_add(c->r, "relay", names[k], "end_to_end", "MB_per_s",
+                            mb * 1e9 / wall);
+            if (cpu >= 0)
+                bench_extra_add(c->r, "relay", names[k], "fdrd_cpu_per_MB", "ms",
+                                cpu * 1e3 / mb);
+            fprintf(stderr,
+                    "  relay %s: %.3g events/s in the program, %.1f MB in %.0f ms end to "
+                    "end (%.1f MB/s), %.2f ms of fdrd CPU per MB\n",
+                    names[k], (double)n * 1e9 / prog_ns, mb, wall / 1e6, mb * 1e9 / wall,
+                    cpu >= 0 ? cpu * 1e3 / mb : 0);
+        }
+    env_reset();
+    bench_fdrd_stop(rundir);
+    kill(relayd, SIGTERM);
+    waitpid(relayd, NULL, 0);
+    rm_tree(c, out);
+    rm_tree(c, rout);
+    bench_note(
+        c->r,
+        "relay: one program, 2 threads, %llu two_ints events as fast as it can, into "
+        "fdrd to local disk, through fdrd to lttng-relayd on loopback, and LTTng-UST "
+        "streaming to the same relayd (per-UID, its defaults)",
+        n);
+    return bad;
+}
+
 int bench_sections_run(const bench_sections_ctx *c)
 {
     static const struct {
@@ -845,7 +1039,8 @@ int bench_sections_run(const bench_sections_ctx *c)
                     {"snapshot", snapshot_busy},
                     {"print", print_speed},
                     {"daemon", daemon_rows},
-                    {"threads_1000", thousand_threads}};
+                    {"threads_1000", thousand_threads},
+                    {"relay", relay_rows}};
     int bad = 0;
     for (size_t i = 0; i < sizeof sections / sizeof *sections; i++) {
         if (c->only && strcmp(c->only, sections[i].name) != 0)

@@ -99,7 +99,9 @@ static pid_t sessiond_pid_from_file(void)
         snprintf(path, sizeof path, "/var/run/lttng/lttng-sessiond.pid");
     else
         snprintf(path, sizeof path, "%s/.lttng/lttng-sessiond.pid",
-                 home != NULL ? home : getenv("HOME") ? getenv("HOME") : "");
+                 home != NULL     ? home
+                 : getenv("HOME") ? getenv("HOME")
+                                  : "");
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return -1;
@@ -140,8 +142,7 @@ static int lttng_cmd(const char *const argv[], char *why, size_t whysz)
         char *nl;
         while ((nl = strchr(out, '\n')) != NULL)
             *nl = ' ';
-        snprintf(why, whysz, "`lttng %s` failed (%d): %.300s", argv[1], rc,
-                 out);
+        snprintf(why, whysz, "`lttng %s` failed (%d): %.300s", argv[1], rc, out);
         return rc < 0 ? rc : -EIO;
     }
     return 0;
@@ -153,13 +154,11 @@ int bench_lttng_begin(bench_lttng_session *s, char *why, size_t whysz)
     s->created = s->started = 0;
 
     if (!sessiond_answers()) {
-        const char *argv[] = {"lttng-sessiond", "--no-kernel", "--daemonize",
-                              NULL};
+        const char *argv[] = {"lttng-sessiond", "--no-kernel", "--daemonize", NULL};
         char out[4096];
         int rc = bench_run_cmd(argv, out, sizeof out);
         if (rc != 0) {
-            snprintf(why, whysz, "lttng-sessiond failed to start (%d): %.300s",
-                     rc, out);
+            snprintf(why, whysz, "lttng-sessiond failed to start (%d): %.300s", rc, out);
             return rc < 0 ? rc : -EIO;
         }
         s->our_sessiond = sessiond_pid_from_file();
@@ -172,7 +171,10 @@ int bench_lttng_begin(bench_lttng_session *s, char *why, size_t whysz)
     }
 
     char out_opt[600];
-    snprintf(out_opt, sizeof out_opt, "--output=%s", s->outdir);
+    if (s->url)
+        snprintf(out_opt, sizeof out_opt, "--set-url=%s", s->url);
+    else
+        snprintf(out_opt, sizeof out_opt, "--output=%s", s->outdir);
     const char *create[] = {"lttng", "create", s->name, out_opt, NULL};
     int rc = lttng_cmd(create, why, whysz);
     if (rc != 0)
@@ -183,18 +185,23 @@ int bench_lttng_begin(bench_lttng_session *s, char *why, size_t whysz)
     snprintf(sess_opt, sizeof sess_opt, "--session=%s", s->name);
     snprintf(sb_opt, sizeof sb_opt, "--subbuf-size=%s", s->subbuf);
     snprintf(nsb_opt, sizeof nsb_opt, "--num-subbuf=%s", s->nsubbuf);
-    const char *chan[] = {"lttng", "enable-channel", "--userspace", sess_opt,
-                          "--buffers-uid", sb_opt, nsb_opt,
-                          s->overwrite ? "--overwrite" : "--discard",
-                          "bench", NULL};
+    const char *chan[] = {"lttng",         "enable-channel",
+                          "--userspace",   sess_opt,
+                          "--buffers-uid", sb_opt,
+                          nsb_opt,         s->overwrite ? "--overwrite" : "--discard",
+                          "bench",         NULL};
     if (!s->defaults && (rc = lttng_cmd(chan, why, whysz)) != 0)
         return rc;
     const char *evlist = s->events != NULL
                              ? s->events
                              : "bench_lttng:two_ints,bench_lttng:int_double_string";
-    const char *ev[] = {"lttng", "enable-event", "--userspace", sess_opt,
+    const char *ev[] = {"lttng",
+                        "enable-event",
+                        "--userspace",
+                        sess_opt,
                         s->defaults ? evlist : "--channel=bench",
-                        s->defaults ? NULL : evlist, NULL};
+                        s->defaults ? NULL : evlist,
+                        NULL};
     if ((rc = lttng_cmd(ev, why, whysz)) != 0)
         return rc;
     const char *start[] = {"lttng", "start", s->name, NULL};
@@ -216,8 +223,7 @@ static long long parse_discarded(const char *text)
     return total;
 }
 
-int bench_lttng_end(bench_lttng_session *s, long long *discarded, char *why,
-                    size_t whysz)
+int bench_lttng_end(bench_lttng_session *s, long long *discarded, char *why, size_t whysz)
 {
     int ret = 0;
     char buf[512];

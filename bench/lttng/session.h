@@ -14,16 +14,17 @@
 #include <sys/types.h>
 
 typedef struct bench_lttng_session {
-    char name[64];       /* fdr-bench-<pid>-<time> */
-    char outdir[512];    /* the trace output directory (caller's choice) */
-    char subbuf[16];     /* e.g. "4M" */
-    char nsubbuf[16];    /* e.g. "4" */
-    int overwrite;       /* channel mode: 0 discard, 1 overwrite */
-    int defaults;        /* 1: no enable-channel, LTTng's default channel
-                            (channel0, its default sizes and mode); subbuf,
-                            nsubbuf and overwrite are ignored */
-    const char *events;  /* NULL: two_ints and int_double_string */
-    pid_t our_sessiond;  /* > 0: we started this session daemon */
+    char name[64];      /* fdr-bench-<pid>-<time> */
+    char outdir[512];   /* the trace output directory (caller's choice) */
+    char subbuf[16];    /* e.g. "4M" */
+    char nsubbuf[16];   /* e.g. "4" */
+    int overwrite;      /* channel mode: 0 discard, 1 overwrite */
+    int defaults;       /* 1: no enable-channel, LTTng's default channel
+                           (channel0, its default sizes and mode); subbuf,
+                           nsubbuf and overwrite are ignored */
+    const char *events; /* NULL: two_ints and int_double_string */
+    const char *url;    /* not NULL: streamed there (--set-url), not outdir */
+    pid_t our_sessiond; /* > 0: we started this session daemon */
     int created;
     int started;
 } bench_lttng_session;
