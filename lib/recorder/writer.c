@@ -398,6 +398,15 @@ static char *lane_room(const struct fdr__writer *w, struct fdr__lane *l, size_t 
         if (ring_full(h))
             return NULL;
     }
+    /* As make_room: not before the ring's last packet (another thread's);
+     * lanes_copy gives its events that time too. */
+    l->floor = 0;
+    if (h->produced)
+        l->floor =
+            ((const struct fdr__pkt *)(const void *)fdr__buf_slot(h, h->produced - 1))
+                ->ts_end;
+    if (now < l->floor)
+        now = l->floor;
     struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(h, h->produced);
     l->pkt = p;
     l->tail = (char *)p + l->buf->geom.packet_size - FDR__PKT_TAIL;
@@ -427,6 +436,8 @@ static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
             continue;
         }
         memcpy(p, start, len);
+        if (now < l->floor)
+            memcpy(p + 2, &l->floor, 8);
         l->pos = p + len;
         /* As fdr__commit: the committed position, after the event. */
         __atomic_store_n((uint64_t *)(void *)lane_tail(l) + 1,
@@ -652,8 +663,9 @@ static void lanes_release(struct fdr__writer *w, uint64_t now)
  * NULL (event discarded). `end` may have been pulled down while the packet
  * is open (section.c): room is measured against the tail, and `end` set
  * again. */
-static char *make_room(struct fdr__writer *w, size_t total, uint64_t now, char **tail)
+static char *make_room(struct fdr__writer *w, size_t total, uint64_t *nowp, char **tail)
 {
+    uint64_t now = *nowp;
     struct fdr__thread *t = w->self;
     struct fdr__buf_hdr *h = w->buf->hdr;
     if (total > FDR__PKT_ROOM(h->packet_size))
@@ -669,6 +681,16 @@ static char *make_room(struct fdr__writer *w, size_t total, uint64_t now, char *
     }
     if (w->route_wanting)
         reroute(w, now);
+    /* A ring another thread used (fdrd's rings pass from a thread that
+     * ended to the next) may end later than this event's time, read
+     * before the ring was taken: the event takes the ring's last time, so
+     * that the stream's time never runs backwards. */
+    h = w->buf->hdr;
+    if (h->produced) {
+        const struct fdr__pkt *last = (const void *)fdr__buf_slot(h, h->produced - 1);
+        if (now < last->ts_end)
+            *nowp = now = last->ts_end;
+    }
     if (open_packet(w, now) < 0)
         return NULL;
     *tail = tail_of(w);
@@ -752,7 +774,7 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
             want_count(w, all);
     }
     if (st & FDR__S_RECORD) {
-        p = make_room(w, total, now, tail);
+        p = make_room(w, total, &now, tail);
         if (!p) {
             count_discarded(w);
             *why = -ENOSPC;

@@ -18,7 +18,8 @@ struct fdr__lane {
     struct fdr__buf *buf;
     struct fdr__pkt *pkt; /* open packet, NULL when none */
     char *pos;
-    char *tail; /* the open packet's tail (lane_room): no loads through buf */
+    char *tail;     /* the open packet's tail (lane_room): no loads through buf */
+    uint64_t floor; /* the ring's time when it was opened: no event before */
 };
 
 struct fdr__writer {

@@ -57,8 +57,8 @@
  *       THREADS threads record ses:tick (t, n = 0, 1, ...) in blocks of
  *       100, pausing 1 ms after each, and after each block print "t n" (n
  *       the last one committed) on stdout, a line written whole; once the
- *       first block of every thread is out it prints "ready". MS ms after the
- *       route came main ends the process as END says: "kill" waits to be killed,
+ *       first block of every thread is out it prints "ready". MS ms after
+ *       that main ends the process as END says: "kill" waits to be killed,
  *       "segv" dereferences NULL, "abrt" calls abort(), "exit" calls
  *       _exit(0) (the nothing-committed-lost test)
  *   session-prog pace THREADS
@@ -244,6 +244,14 @@ static int pipe_mode(int nt, const char *end, unsigned ms)
     for (int t = 0; t < nt; t++)
         pthread_create(&th, NULL, pipe_thread, (void *)(intptr_t)t);
     wait_routed();
+    for (;;) { /* every thread has reported once ("ready") */
+        pthread_mutex_lock(&pipe_lock);
+        int all = pipe_ready == nt;
+        pthread_mutex_unlock(&pipe_lock);
+        if (all)
+            break;
+        usleep(1000);
+    }
     usleep(ms * 1000);
     if (strcmp(end, "segv") == 0)
         *(volatile int *)(uintptr_t)0 = 1;
@@ -428,7 +436,7 @@ int main(int argc, char **argv)
         if (pid < 0)
             return 5;
         if (pid == 0) {
-            alarm(60);
+            alarm(300); /* a safety net only: a busy machine may take long */
             wait_routed();
             for (unsigned long i = 0; i < n; i++)
                 fdr_trace(ses, tick, "t=%d n=%lu", 1, i);
@@ -460,7 +468,7 @@ int main(int argc, char **argv)
             if (pid < 0)
                 return 5;
             if (pid == 0) {
-                alarm(60);
+                alarm(300); /* a safety net only: a busy machine may take long */
                 wait_routed();
                 for (unsigned long i = 0; i < n; i++)
                     fdr_trace(ses, tick, "t=%d n=%lu", c + 1, i);
