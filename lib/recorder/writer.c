@@ -212,11 +212,24 @@ static void set_end(struct fdr__thread *t, char *tail)
         __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
 }
 
-/* While routes change (daemon.c): no fast path, every event is counted as
- * discarded in the slow path. The fast path writes with the state it
+/* While routes change (daemon.c): no fast path; an event waits in the slow
+ * path (out of its tracing section) for the change, counted as discarded
+ * only if it lasts over ~100 ms. The fast path writes with the state it
  * loaded into the ring it has: only with every thread's `end` down, and
  * raised again only after the change, can no event reach a ring its
  * trace did not select. */
+void fdr__writers_hold_wait(void)
+{
+    for (int i = 0; i < 1100 && __atomic_load_n(&route_hold, __ATOMIC_ACQUIRE); i++) {
+        if (i < 100)
+            sched_yield();
+        else {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 void fdr__writers_hold(int on)
 {
     __atomic_store_n(&route_hold, (uint32_t)on, __ATOMIC_RELAXED);
@@ -730,6 +743,32 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
         w = writer_create(t);
         if (!w) {
             *why = -ENOMEM;
+            goto out;
+        }
+    }
+    if (__atomic_load_n(&route_hold, __ATOMIC_ACQUIRE)) {
+        /* Routes are changing (fdr__writers_hold: a few microseconds in
+         * fdr's own thread). Wait for the change, out of the tracing
+         * section and yielding, so that the event goes where the new
+         * routes say: a program that records a burst and exits at once
+         * would otherwise lose it to its trace. That thread holds no lock
+         * a writer may hold and waits for nothing: on a busy machine it
+         * may only wait for a CPU. Past ~100 ms it is counted below, not
+         * written. */
+        for (int i = 0; i < 1100 && __atomic_load_n(&route_hold, __ATOMIC_ACQUIRE); i++) {
+            leave_section(t);
+            if (i < 100)
+                sched_yield();
+            else {
+                struct timespec ts = {0, 100000};
+                nanosleep(&ts, NULL);
+            }
+            __atomic_store_n(&t->in_section, 1, __ATOMIC_RELAXED);
+            fdr__barrier();
+        }
+        st = fdr__site_state(s); /* the change may select it, or not */
+        if (!(st & (FDR__S_RECORD | FDR__S_PRINT | FDR__S_MULTI))) {
+            *why = -ENODATA;
             goto out;
         }
     }
