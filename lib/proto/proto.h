@@ -115,8 +115,12 @@ struct fdr__msg_trace {
 
 /* CREATE. outdir "" lets fdrd choose ($HOME/fdr-traces/NAME-YYYYmmdd-HHMMSS);
  * memory 0 the default budget of one process's rings (FDRD_MEMORY_DEFAULT).
+ * flags FDR__CREATE_FILE_BUFFERS: the trace's rings are files in `buffers`
+ * ("" lets fdrd choose <run dir>/buffers/NAME-<fdrd pid>.<trace id>), so
+ * that `fdr recover` finds them after fdrd died; buffers is "" without it.
  *   16 mode | 20 mask | 24 buffer_size u64 | 32 packet_size u64 |
- *   40 name[72] | 112 outdir[4096] | 4208 memory u64 | 4216 */
+ *   40 name[72] | 112 outdir[4096] | 4208 memory u64 | 4216 flags |
+ *   4220 pad | 4224 buffers[4096] | 8320 */
 struct fdr__msg_create {
     struct fdr__msg_hdr h;
     uint32_t mode;
@@ -126,7 +130,15 @@ struct fdr__msg_create {
     char name[FDR_PROTO_NAME_CAP];
     char outdir[FDR_PROTO_PATH_CAP];
     uint64_t memory;
+    uint32_t flags; /* FDR__CREATE_* */
+    uint32_t pad;
+    char buffers[FDR_PROTO_PATH_CAP];
 };
+#define FDR__CREATE_FILE_BUFFERS 1u
+/* A buffer directory (daemon/bufdir.c) holds this file, which starts with
+ * this line; `fdr recover` reads only a directory that has it. */
+#define FDR__BUFDIR_MARK "fdr-buffers"
+#define FDR__BUFDIR_MAGIC "fdr buffers 1\n"
 
 /* SNAPSHOT: a copy of what a trace's rings hold now, written to outdir
  * ("" lets fdrd choose <trace outdir>/snapshot-N-YYYYmmdd-HHMMSS); the
