@@ -202,6 +202,7 @@ int main(int argc, char **argv)
         home = pw ? pw->pw_dir : "/tmp";
     }
     s.traces.home = home;
+    s.traces.rundir = dir;
     s.signal_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
     if (s.signal_fd < 0 || fdrd_rundir_write_pid(&rd, getpid()) < 0) {
         fprintf(stderr, "fdrd: cannot start: %s\n", strerror(errno));

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bufdir.h"
 #include "common/pattern.h"
 
 static struct fdrd_trace *find(struct fdrd_traces *ts, const char *name, unsigned *index)
@@ -154,8 +155,29 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
     t->packet_size = packet;
     t->memory = memory;
     t->id = ++last_id;
+    t->buf_fd = -1;
+    if (m->flags & FDR__CREATE_FILE_BUFFERS) {
+        memcpy(t->buffers, m->buffers, sizeof t->buffers);
+        t->buf_fd = fdrd_bufdir_create(ts->rundir ? ts->rundir : "/tmp", t->buffers,
+                                       sizeof t->buffers, t->name, t->id, t->mode,
+                                       t->outdir, msg, cap);
+        if (t->buf_fd < 0) {
+            free(t);
+            return EINVAL;
+        }
+        snprintf(msg, cap, "%s", t->buffers);
+    }
     ts->t[ts->n++] = t;
     return 0;
+}
+
+/* Frees trace t, its buffer directory removed (everything in it was
+ * written out before: collect.c). */
+static void trace_free(struct fdrd_trace *t)
+{
+    if (t->buf_fd >= 0)
+        fdrd_bufdir_remove(t->buf_fd, t->buffers);
+    free(t);
 }
 
 struct parse_ctx {
@@ -264,7 +286,7 @@ int fdrd_traces_destroy(struct fdrd_traces *ts, const char *name, char *msg, siz
         find_or_say(ts, name, msg, cap);
         return ENOENT;
     }
-    free(ts->t[i]);
+    trace_free(ts->t[i]);
     memmove(&ts->t[i], &ts->t[i + 1], (ts->n - i - 1) * sizeof ts->t[0]);
     ts->n--;
     return 0;
@@ -281,7 +303,7 @@ unsigned fdrd_traces_active(const struct fdrd_traces *ts)
 void fdrd_traces_free(struct fdrd_traces *ts)
 {
     for (unsigned i = 0; i < ts->n; i++)
-        free(ts->t[i]);
+        trace_free(ts->t[i]);
     ts->n = 0;
 }
 

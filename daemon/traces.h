@@ -23,20 +23,24 @@ struct fdrd_trace {
     char outdir[FDR_PROTO_PATH_CAP];
     uint32_t mode, mask, active;
     uint64_t buffer_size, packet_size;
-    uint64_t memory;                 /* ring budget of one process */
-    uint32_t snapshots;              /* taken so far, to name the next */
-    uint32_t nitems, len;            /* the event selection: */
-    char items[FDR_PROTO_ITEMS_CAP]; /* nitems NUL-terminated items */
+    uint64_t memory;                  /* ring budget of one process */
+    uint32_t snapshots;               /* taken so far, to name the next */
+    uint32_t nitems, len;             /* the event selection: */
+    char items[FDR_PROTO_ITEMS_CAP];  /* nitems NUL-terminated items */
+    int buf_fd;                       /* file-backed buffers (bufdir.c), or -1 */
+    char buffers[FDR_PROTO_PATH_CAP]; /* their directory, or "" */
 };
 
 struct fdrd_traces {
     struct fdrd_trace *t[FDR_PROTO_TRACES_MAX]; /* in creation order */
     unsigned n;
-    const char *home; /* for default output directories */
+    const char *home;   /* for default output directories */
+    const char *rundir; /* for default buffer directories (bufdir.c) */
 };
 
 /* Each operation returns 0, or a positive errno value with a one-line
- * message (what follows "fdr VERB: ") in msg[0..cap). */
+ * message (what follows "fdr VERB: ") in msg[0..cap). create says in msg
+ * where the buffer directory is when the trace has one. */
 int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, char *msg,
                        size_t cap);
 /* Appends items (enable) or their negations (disable: every rule off). */
