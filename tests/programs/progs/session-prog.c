@@ -38,13 +38,27 @@
  *       4,000, small stacks) at once, each records N
  *       ses:tick (t, n = 0..N-1) and waits; prints "done" once all have,
  *       and at the end of input lets them end and exits 0 (the memory
- *       budget's test: their rings are all held while it waits) */
+ *       budget's test: their rings are all held while it waits)
+ *   session-prog shrink N   (with FDR_EVENTS=-ses:*)
+ *       once routed, records N ses:tick (t = 0, n), then shrinks every
+ *       ring file of fdrd's it has open (file-backed buffers: a link in
+ *       /proc/self/fd naming ".../ring-*") to 0 bytes, prints "shrunk K"
+ *       and leaves with _exit(0): a hostile program, for fdrd's SIGBUS guard
+ *   session-prog soak THREADS N END   (with FDR_EVENTS=-ses:*)
+ *       once routed, THREADS threads each record N ses:tick (t, n); then
+ *       END: "exit" exits 0; "segv" dies of a real SIGSEGV, "abrt" of
+ *       abort(); "fork" forks a child that, once routed on its own,
+ *       records N ses:tick (t = 100, n) on one thread and exits 0, waited
+ *       for; "hang" prints "done" and waits to be killed (make soak) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +110,81 @@ static void *many_thread(void *arg)
     __atomic_fetch_add(&go_done, 1, __ATOMIC_RELEASE);
     pthread_barrier_wait(&many_end);
     return NULL;
+}
+
+/* "shrink": a program that shrinks its own ring files under fdrd. */
+static int shrink(unsigned long n)
+{
+    wait_routed();
+    for (unsigned long i = 0; i < n; i++)
+        fdr_trace(ses, tick, "t=%d n=%lu", 0, i);
+    int k = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char path[300], target[4096];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        if (len <= 0)
+            continue;
+        target[len] = 0;
+        if (strstr(target, "/ring-") && ftruncate(atoi(e->d_name), 0) == 0)
+            k++;
+    }
+    if (d)
+        closedir(d);
+    printf("shrunk %d\n", k);
+    fflush(stdout);
+    _exit(0);
+}
+
+/* "soak": THREADS threads record N ses:tick each, then END. */
+static void *soak_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (unsigned long n = 0; n < go_n; n++)
+        fdr_trace(ses, tick, "t=%d n=%lu", t, n);
+    return NULL;
+}
+
+static int *volatile soak_null;
+
+static int soak(int nt, unsigned long n, const char *end)
+{
+    pthread_t th[16];
+    if (nt < 1 || nt > 16)
+        return 2;
+    go_n = n;
+    wait_routed();
+    for (int t = 0; t < nt; t++)
+        pthread_create(&th[t], NULL, soak_thread, (void *)(intptr_t)t);
+    for (int t = 0; t < nt; t++)
+        pthread_join(th[t], NULL);
+    if (strcmp(end, "segv") == 0)
+        *soak_null = 1; /* a real fault, not raise() */
+    if (strcmp(end, "abrt") == 0)
+        abort();
+    if (strcmp(end, "fork") == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(60);
+            wait_routed();
+            for (unsigned long i = 0; i < n; i++)
+                fdr_trace(ses, tick, "t=%d n=%lu", 100, i);
+            exit(0);
+        }
+        int st;
+        if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+            WEXITSTATUS(st) != 0)
+            return 5;
+    }
+    if (strcmp(end, "hang") == 0) {
+        puts("done");
+        fflush(stdout);
+        for (;;)
+            pause();
+    }
+    return 0;
 }
 
 static int many(int nt, unsigned long n, int wait_go)
@@ -291,7 +380,12 @@ int main(int argc, char **argv)
     }
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "many") == 0)
         return many(atoi(argv[2]), strtoul(argv[3], NULL, 10), argc == 5);
+    if (argc == 3 && strcmp(argv[1], "shrink") == 0)
+        return shrink(strtoul(argv[2], NULL, 10));
+    if (argc == 5 && strcmp(argv[1], "soak") == 0)
+        return soak(atoi(argv[2]), strtoul(argv[3], NULL, 10), argv[4]);
     fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
-                    "go THREADS N [kill] | storm THREADS | many THREADS N [go]\n");
+                    "go THREADS N [kill] | storm THREADS | many THREADS N [go] | "
+                    "shrink N | soak THREADS N END\n");
     return 2;
 }
