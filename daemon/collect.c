@@ -156,6 +156,7 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
     ring->h = h;
     ring->g = (struct fdr__ring_geom){packet, n, r->nrings, size};
     ring->out_fd = -1;
+    ring->out_bytes = ring->out_lost = 0; /* realloc'ed: not zeroed */
     ring->file = r->buf_fd >= 0;
     ring->dead = 0;
     r->nrings++;
