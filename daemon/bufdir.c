@@ -157,13 +157,20 @@ void fdrd_bufdir_ring_remove(int dir, uint32_t route, uint32_t k)
     unlinkat(dir, name, 0);
 }
 
-int fdrd_bufdir_ring(int dir, uint32_t route, uint32_t k, uint64_t size)
+int fdrd_bufdir_ring(int dir, uint32_t route, uint32_t k, uint64_t size, int *named)
 {
     char name[48];
     ring_name(name, sizeof name, route, k);
-    int fd = openat(dir, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
+    *named = 0;
+    int fd = openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR)
         return -errno;
+    if (fd < 0) { /* no O_TMPFILE here: named now, its header comes later */
+        fd = openat(dir, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return -errno;
+        *named = 1;
+    }
     int e = 0;
     if (ftruncate(fd, (off_t)size) < 0)
         e = -errno;
@@ -174,9 +181,18 @@ int fdrd_bufdir_ring(int dir, uint32_t route, uint32_t k, uint64_t size)
     }
     if (e) {
         close(fd);
-        unlinkat(dir, name, 0);
+        if (*named)
+            unlinkat(dir, name, 0);
     }
     return e ? e : fd;
+}
+
+int fdrd_bufdir_ring_link(int dir, int fd, uint32_t route, uint32_t k)
+{
+    char name[48], self[64];
+    ring_name(name, sizeof name, route, k);
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, self, dir, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 }
 
 void fdrd_bufdir_proc_remove(int top, int dir, const char *name)

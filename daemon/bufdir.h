@@ -30,9 +30,14 @@ int fdrd_bufdir_proc(int top, const char *pname, long pid, uint32_t route, char 
 
 /* Creates ring file "ring-<route>-<k>" (0600) of `size` bytes in process
  * directory dir, its blocks reserved (a write into a file hole on a full
- * disk would kill the program with SIGBUS). Returns an O_RDWR descriptor
- * or -errno. */
-int fdrd_bufdir_ring(int dir, uint32_t route, uint32_t k, uint64_t size);
+ * disk would kill the program with SIGBUS). The file has no name yet
+ * (O_TMPFILE): fdrd_bufdir_ring_link names it once its header is written,
+ * so that a ring file in the directory is always a whole ring, even when
+ * fdrd is killed meanwhile; where O_TMPFILE is missing it is named at
+ * once (*named = 1). Returns an O_RDWR descriptor or -errno. */
+int fdrd_bufdir_ring(int dir, uint32_t route, uint32_t k, uint64_t size, int *named);
+/* Gives the unnamed ring file fd its name. 0 or -errno. */
+int fdrd_bufdir_ring_link(int dir, int fd, uint32_t route, uint32_t k);
 
 /* Removes ring file k of route (one fdrd made and could not give). */
 void fdrd_bufdir_ring_remove(int dir, uint32_t route, uint32_t k);

@@ -123,9 +123,9 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
     uint32_t n = (uint32_t)(t->buffer_size / t->packet_size);
     fdr__ring_budget(r->held, t->memory, &packet, &n);
     uint64_t size = FDR__BUF_HEADER + (uint64_t)n * packet;
-    int m;
+    int m, named = 1;
     if (r->buf_fd >= 0) {
-        m = fdrd_bufdir_ring(r->buf_fd, r->id, r->nrings, size);
+        m = fdrd_bufdir_ring(r->buf_fd, r->id, r->nrings, size, &named);
         if (m < 0) {
             errno = -m;
             return -1;
@@ -153,6 +153,13 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
     h->mode = t->mode == FDR__TRACE_DISCARD ? 0 : 1; /* FDR__MODE_* of libfdr */
     h->index = r->nrings;
     h->size = size;
+    int e = named ? 0 : fdrd_bufdir_ring_link(r->buf_fd, m, r->id, r->nrings);
+    if (e < 0) {
+        munmap(p, size);
+        close(m);
+        errno = -e;
+        return -1;
+    }
     ring->h = h;
     ring->g = (struct fdr__ring_geom){packet, n, r->nrings, size};
     ring->out_fd = -1;
