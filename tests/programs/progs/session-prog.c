@@ -41,15 +41,17 @@
  *       budget's test: their rings are all held while it waits)
  *   session-prog shrink N   (with FDR_EVENTS=-ses:*)
  *       once routed, records N ses:tick (t = 0, n), then shrinks every
- *       ring file of fdrd's it has open (file-backed buffers: a link in
- *       /proc/self/fd naming ".../ring-*") to 0 bytes, prints "shrunk K"
+ *       ring file of fdrd's it has open (file-backed buffers: a regular
+ *       file, not a memfd, that starts with a ring's magic) to 0 bytes,
+ *       prints "shrunk K"
  *       and leaves with _exit(0): a hostile program, for fdrd's SIGBUS guard
  *   session-prog soak THREADS N END   (with FDR_EVENTS=-ses:*)
  *       once routed, THREADS threads each record N ses:tick (t, n); then
  *       END: "exit" exits 0; "segv" dies of a real SIGSEGV, "abrt" of
  *       abort(); "fork" forks a child that, once routed on its own,
  *       records N ses:tick (t = 100, n) on one thread and exits 0, waited
- *       for; "hang" prints "done" and waits to be killed (make soak) */
+ *       for (its pid printed first: "child PID"); "hang" prints "done" and
+ *       waits to be killed (make soak) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -59,6 +61,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,7 +131,12 @@ static int shrink(unsigned long n)
         if (len <= 0)
             continue;
         target[len] = 0;
-        if (strstr(target, "/ring-") && ftruncate(atoi(e->d_name), 0) == 0)
+        int fd = atoi(e->d_name);
+        uint32_t magic = 0;
+        struct stat st;
+        if (strncmp(target, "/memfd:", 7) != 0 && fstat(fd, &st) == 0 &&
+            S_ISREG(st.st_mode) && pread(fd, &magic, sizeof magic, 0) == sizeof magic &&
+            magic == 0x46445242u /* "FDRB": a ring */ && ftruncate(fd, 0) == 0)
             k++;
     }
     if (d)
@@ -173,6 +181,8 @@ static int soak(int nt, unsigned long n, const char *end)
                 fdr_trace(ses, tick, "t=%d n=%lu", 100, i);
             exit(0);
         }
+        printf("child %ld\n", (long)pid);
+        fflush(stdout);
         int st;
         if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
             WEXITSTATUS(st) != 0)
