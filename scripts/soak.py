@@ -147,9 +147,11 @@ traces = [os.path.join(work, "main")]
 if os.path.isdir(os.path.join(work, "churn")):
     traces += [os.path.join(work, "churn", d) for d in sorted(os.listdir(
         os.path.join(work, "churn")))]
+read = 0
 for d in traces:
     if not os.path.isdir(d) or not os.listdir(d):
-        continue
+        continue  # a trace no program recorded into
+    read += 1
     p = subprocess.run(["babeltrace2", d], stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True)
     if p.returncode != 0 or "ERROR" in p.stderr:
@@ -188,7 +190,7 @@ for pid, end, t, n, st, child in done:
 print("soak: %d s, %d processes (%s), %d churn traces, %d traces read by babeltrace2, "
       "%d processes exact (%d events), exit statuses %s, fdrd %s: %s"
       % (SECONDS, len(done), ", ".join("%s %d" % kv for kv in counts.items()), churned,
-         len(traces), exact, events,
+         read, exact, events,
          " ".join("%s:%d" % kv for kv in sorted(status.items())),
          "up until stopped" if alive else "DIED",
          "OK" if not problems else "FAILED (%d): %s" % (len(problems),

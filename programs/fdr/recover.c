@@ -65,22 +65,25 @@ static char *slurp(int dir, const char *name, size_t *len)
         return NULL;
     struct stat st;
     char *p = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (64 << 20) &&
-        (p = malloc((size_t)st.st_size + 1)) != NULL) {
-        ssize_t n = pread(fd, p, (size_t)st.st_size, 0);
-        if (n != st.st_size) {
-            free(p);
-            p = NULL;
-            errno = EIO;
-        } else {
-            p[n] = 0;
-            *len = (size_t)n;
-        }
-    } else if (!errno || S_ISREG(st.st_mode))
-        errno = EFBIG;
-    else
-        errno = EINVAL;
+    int e = 0;
+    if (fstat(fd, &st) < 0)
+        e = errno;
+    else if (!S_ISREG(st.st_mode))
+        e = EINVAL;
+    else if (st.st_size >= (64 << 20))
+        e = EFBIG;
+    else if ((p = malloc((size_t)st.st_size + 1)) == NULL)
+        e = ENOMEM;
+    else if (pread(fd, p, (size_t)st.st_size, 0) != st.st_size) {
+        free(p);
+        p = NULL;
+        e = EIO;
+    } else {
+        p[st.st_size] = 0;
+        *len = (size_t)st.st_size;
+    }
     close(fd);
+    errno = e;
     return p;
 }
 
