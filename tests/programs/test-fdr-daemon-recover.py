@@ -8,8 +8,10 @@ directory, <run dir>/buffers/..., as fdr create prints it). Small rings
 (O: 4 packets of 16K, so that it wraps; D: 64 of them, written by fdrd
 as they fill).
 Two programs "go 3 N kill" (3 threads each record N ses:tick, ses:rare at
-every 10th, ses:hot at every 7th, then keep their packets open) and one
-storm (2 threads flat out). Once the go programs are done and fdrd wrote
+every 10th, ses:hot at every 7th, then keep their packets open), one
+"go 1 NX kill" that records more than its D ring holds while fdrd is
+stopped (SIGSTOP: its discards are reported by no packet fdrd wrote), and
+one storm (2 threads flat out). Once the go programs are done and fdrd wrote
 every closed packet of their D rings (polled: consumed == produced in each
 ring file's header), fdrd is SIGKILLed, then every program. Random bytes
 over the header of one storm ring of D, and over the middle of another.
@@ -19,7 +21,8 @@ over the header of one storm ring of D, and over the middle of another.
     outputs without an error;
   - D, per go thread: what fdrd wrote before it died plus what was
     recovered holds every event at most once, in order, and recorded +
-    discarded == emitted exactly (bt2, per_thread);
+    discarded == emitted exactly (bt2, per_thread), the discards of the
+    program recorded while fdrd was stopped too;
   - O, per go thread and event: n strictly increasing, the last tick
     n = N-1 (the newest events, from the open packets);
   - errors of fdr recover (missing directory, not a buffer directory, a
@@ -48,7 +51,16 @@ s = h.Session(sys.argv)
 prog = sys.argv[5]
 
 THREADS, N = 3, 20000
-EMITTED = N + (N + 9) // 10 + (N + 6) // 7  # per thread: tick, rare, hot
+NX = 60000  # the go program that records while fdrd is stopped: > its 1M ring
+
+
+def emitted(n):
+    """Events a go thread records: n ses:tick, ses:rare at every 10th,
+    ses:hot at every 7th."""
+    return n + (n + 9) // 10 + (n + 6) // 7
+
+
+EMITTED = emitted(N)
 SIZES = ["--buffer-size", "64K", "--packet-size", "16K"]
 # D's rings hold a go thread's events, so that its open packet holds the
 # last ones (fdrd may still lag and discard: the accounting covers it).
@@ -68,9 +80,9 @@ def ring_header(path):
     return mode, produced, consumed
 
 
-def routed(*args):
-    """session-prog ARGS, once fdrd routed it (FDR_DEBUG's line: its rings
-    came before the route)."""
+def routed(*args, routes=2):
+    """session-prog ARGS, once fdrd routed it into `routes` traces (FDR_DEBUG
+    says so once per route; its rings came before each)."""
     e = dict(s.env)
     e["FDR_DEBUG"] = "1"
     p = subprocess.Popen([prog] + list(args), env=e, stdin=subprocess.PIPE,
@@ -80,7 +92,9 @@ def routed(*args):
         line = p.stderr.readline()
         c.check(line != "", "pid %d: no route from fdrd" % p.pid)
         if "recording into an fdrd trace" in line:
-            return p
+            routes -= 1
+            if routes == 0:
+                return p
 
 
 def kill(pid):
@@ -119,6 +133,16 @@ for t in ("D", "O"):
     s.fdr("start", t)
 
 gos = [routed("go", str(THREADS), str(N), "kill") for _ in range(2)]
+# One more fills its D ring while fdrd is stopped: its last events are
+# discarded, counted by no packet fdrd wrote; the recovery must report them.
+gx = routed("go", "1", str(NX), "kill")
+shape = {p.pid: (THREADS, N) for p in gos}
+shape[gx.pid] = (1, NX)
+os.kill(fdrd, signal.SIGSTOP)
+gx.stdin.write("go\n")
+gx.stdin.flush()
+c.check(gx.stdout.readline() == "done\n", "pid %d: not done" % gx.pid)
+os.kill(fdrd, signal.SIGCONT)
 storm = routed("storm", "2")
 c.check(storm.stdout.readline() == "ready\n", "storm ready")
 for p in gos:
@@ -126,6 +150,7 @@ for p in gos:
     p.stdin.flush()
 for p in gos:
     c.check(p.stdout.readline() == "done\n", "pid %d: not done" % p.pid)
+gos.append(gx)
 
 
 def proc_dir(buf, pid):
@@ -179,14 +204,14 @@ c.check(r.returncode == 1, "recover D: exit %d: %s" % (r.returncode, r.stderr))
 bad = "%s/%s" % (os.path.basename(os.path.dirname(used[0])), os.path.basename(used[0]))
 c.check(r.stderr == "fdr recover: %s: not a ring (corrupt header): skipped\n" % bad,
         "recover D stderr: %r" % r.stderr)
-c.check(re.match(r"recovered [1-9]\d* events in [1-9]\d* packets from \d+ rings of 3 "
+c.check(re.match(r"recovered [1-9]\d* events in [1-9]\d* packets from \d+ rings of 4 "
                  r"processes into %s; 1 rings skipped, \d+ corrupt packets skipped, \d+ "
                  r"packets cut\n$" % re.escape(rec_d), r.stdout),
         "recover D summary: %r" % r.stdout)
 r = s.run(["recover", buf_o, "-o", rec_o])
 c.check(r.returncode == 0 and r.stderr == "", "recover O: %d %r" % (r.returncode,
                                                                     r.stderr))
-c.check(re.match(r"recovered [1-9]\d* events in [1-9]\d* packets from \d+ rings of 3 "
+c.check(re.match(r"recovered [1-9]\d* events in [1-9]\d* packets from \d+ rings of 4 "
                  r"processes into %s; 0 rings skipped, 0 corrupt packets skipped, 0 "
                  r"packets cut\n$" % re.escape(rec_o), r.stdout),
         "recover O summary: %r" % r.stdout)
@@ -196,6 +221,7 @@ for d in (rec_d, rec_o):
 # D: fdrd's output and the recovered rest, exact per thread.
 rec_events = 0
 for p in gos:
+    threads, n = shape[p.pid]
     name = "session-prog-%d" % p.pid
     events = collections.defaultdict(list)
     lost = collections.Counter()
@@ -209,28 +235,32 @@ for p in gos:
             events[k] += v
         lost.update(ls)
     tids = {tid for (tid, _) in events}
-    c.check(len(tids) == THREADS, "D pid %d: %d threads" % (p.pid, len(tids)))
+    c.check(len(tids) == threads, "D pid %d: %d threads" % (p.pid, len(tids)))
     for (tid, ev), v in events.items():
         c.check(all(a < b for a, b in zip(v, v[1:])),
                 "D pid %d tid %d %s: n not strictly increasing across fdrd's output and "
                 "the recovered part" % (p.pid, tid, ev))
     for tid in tids:
         got = sum(len(v) for (t, _), v in events.items() if t == tid)
-        c.check(got + lost[tid] == EMITTED, "D pid %d tid %d: %d recorded + %d discarded,"
-                " emitted %d" % (p.pid, tid, got, lost[tid], EMITTED))
+        c.check(got + lost[tid] == emitted(n), "D pid %d tid %d: %d recorded + %d "
+                "discarded, emitted %d" % (p.pid, tid, got, lost[tid], emitted(n)))
+        if p is gx:
+            c.check(lost[tid] > 0, "D: the stopped fdrd made pid %d lose events"
+                    % p.pid)
 c.check(rec_events > 0, "D: the open packets were recovered")
 
 # O: the newest events of every thread, the last one among them.
 for p in gos:
+    threads, n = shape[p.pid]
     ns, _ = h.per_thread(os.path.join(rec_o, "session-prog-%d" % p.pid))
     tids = {tid for (tid, _) in ns}
-    c.check(len(tids) == THREADS, "O pid %d: %d threads" % (p.pid, len(tids)))
+    c.check(len(tids) == threads, "O pid %d: %d threads" % (p.pid, len(tids)))
     for (tid, ev), v in ns.items():
         c.check(all(a < b for a, b in zip(v, v[1:])),
                 "O pid %d tid %d %s: n not strictly increasing" % (p.pid, tid, ev))
         if ev == "ses:tick":
-            c.check(v[-1] == N - 1, "O pid %d tid %d: last tick %d, wanted %d"
-                    % (p.pid, tid, v[-1], N - 1))
+            c.check(v[-1] == n - 1, "O pid %d tid %d: last tick %d, wanted %d"
+                    % (p.pid, tid, v[-1], n - 1))
 c.check(not os.path.exists(out_o) or not os.listdir(out_o),
         "fdrd wrote nothing of the flight recorder before it died")
 
@@ -288,7 +318,7 @@ line = shr.stdout.readline()
 if re.match(r"shrunk [1-9]", line) is None:
     c.fail("shrink: %r" % line)
 shr.wait(timeout=120)
-good = routed("go", "2", str(N))
+good = routed("go", "2", str(N), routes=1)
 good.stdin.write("go\n")
 good.stdin.flush()
 c.check(good.stdout.readline() == "done\n", "the good program")
