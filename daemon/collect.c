@@ -511,8 +511,11 @@ static void send_route(struct fdrd_client *c, struct fdrd_route *r,
         memcpy(m->items, t->items, t->len);
     }
     fdr__proto_init(m, len, FDR__MSG_ROUTE, 0);
-    if (fdr__proto_send(c->fd, m, len, NULL, 0) < 0)
+    if (fdr__proto_send(c->fd, m, len, NULL, 0) < 0) {
+        fdrd_log("client %lu (pid %ld): route of trace %s not sent (%s): dropped", c->id,
+                 (long)c->pid, t->name, strerror(errno));
         c->dead = 1; /* the process must not miss a route: drop it */
+    }
 }
 
 /* The route of client c into trace t now, or NULL. */
