@@ -5,11 +5,15 @@
 #   make check     the normal build's tests only (quick, for development)
 #   make mutants   break the code on purpose, see the tests notice (tests/README.md)
 #   make bench     the side-by-side benchmark (LTTng-UST, barectf)
+#   make soak      one fdrd, programs and traces coming and going for
+#                  SOAK_SECONDS (default 600), then every trace checked
+#                  (scripts/soak.py; not in CI)
 #   make install   PREFIX=/usr/local DESTDIR=
 PREFIX ?= /usr/local
 BUILD ?= build
+SOAK_SECONDS ?= 600
 
-.PHONY: all demo test check mutants bench install clean
+.PHONY: all demo test check mutants bench soak install clean
 # The build is quiet: its log goes to $(BUILD).log, printed only when
 # the build fails, so `make demo` shows the demo's trace and nothing else.
 QUIET_BUILD = cmake -S . -B $(BUILD) -DFDR_BENCH=OFF $(CMAKE_ARGS) >$(BUILD).log 2>&1 && \
@@ -41,6 +45,11 @@ mutants:
 
 bench:
 	bench/run.sh
+
+soak:
+	scripts/deps.sh test
+	@$(MAKE) -s all TARGET="2 --target fdr-cli fdrd session-prog"
+	SOAK_SECONDS=$(SOAK_SECONDS) scripts/soak.py $(BUILD)
 
 install:
 	@scripts/deps.sh build

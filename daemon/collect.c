@@ -32,12 +32,24 @@
  * A process records into every started trace at once (up to 32): each
  * route has a slot, the trace's bit in the process's selections (libfdr's
  * registry.c), and each thread has a ring per trace (writer.c: the first
- * is its fast path's, the others get a copy of what they select). */
+ * is its fast path's, the others get a copy of what they select).
+ *
+ * File-backed buffers (bufdir.c): a trace created with them has its rings
+ * in regular files instead of memfds, and each process's metadata and
+ * class file beside them, rewritten when its class table grows, so that
+ * `fdr recover` can rebuild the trace after fdrd died. A file cannot be
+ * sealed: a program could shrink its ring file and make fdrd's next read
+ * of the mapping fault (SIGBUS). So every access fdrd makes to a
+ * file-backed ring runs under ring_guard: a SIGBUS there jumps back, the
+ * ring is dropped (logged, counted nowhere else: the process broke its
+ * own trace), and fdrd goes on. fdrd is one thread, so one jump buffer. */
 #define _GNU_SOURCE
 #include "collect.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bufdir.h"
 #include "common/classes.h"
 #include "common/committed.h"
 #include "common/drain.h"
@@ -68,6 +81,8 @@ struct fdrd_ring {
      * packet `part_seq` is in the file up to byte part_bytes of its slot */
     uint64_t out_seq, part_seq, part_bytes, part_ts, part_discarded;
     uint64_t pending_ns; /* since when its committed part waits, 0: none */
+    int file; /* a file-backed ring: read under ring_guard */
+    int dead; /* it faulted (its file shrunk): never read again */
 };
 
 struct fdrd_route {
@@ -83,6 +98,10 @@ struct fdrd_route {
     unsigned nrings, cap;
     uint64_t held; /* bytes of its rings, against the trace's budget */
     struct fdrd_ring *rings;
+    int buf_top;         /* file-backed: the trace's buffer directory, or -1 */
+    int buf_fd;          /* this process's directory in it, or -1 */
+    uint32_t buf_meta_n; /* classes the metadata there knows */
+    char buf_name[FDR_PROTO_NAME_CAP + 32]; /* its name */
 };
 
 static uint32_t last_route;
@@ -114,13 +133,22 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
     uint32_t n = (uint32_t)(t->buffer_size / t->packet_size);
     fdr__ring_budget(r->held, t->memory, &packet, &n);
     uint64_t size = FDR__BUF_HEADER + (uint64_t)n * packet;
-    int m = memfd_create("fdrd-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (m < 0)
-        return -1;
-    if (ftruncate(m, (off_t)size) < 0 ||
-        fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-        close(m);
-        return -1;
+    int m, named = 1;
+    if (r->buf_fd >= 0) {
+        m = fdrd_bufdir_ring(r->buf_fd, r->id, r->nrings, size, &named);
+        if (m < 0) {
+            errno = -m;
+            return -1;
+        }
+    } else {
+        m = memfd_create("fdrd-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (m < 0)
+            return -1;
+        if (ftruncate(m, (off_t)size) < 0 ||
+            fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+            close(m);
+            return -1;
+        }
     }
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, m, 0);
     if (p == MAP_FAILED) {
@@ -135,9 +163,19 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
     h->mode = t->mode == FDR__TRACE_DISCARD ? 0 : 1; /* FDR__MODE_* of libfdr */
     h->index = r->nrings;
     h->size = size;
+    int e = named ? 0 : fdrd_bufdir_ring_link(r->buf_fd, m, r->id, r->nrings);
+    if (e < 0) {
+        munmap(p, size);
+        close(m);
+        errno = -e;
+        return -1;
+    }
     ring->h = h;
     ring->g = (struct fdr__ring_geom){packet, n, r->nrings, size};
     ring->out_fd = -1;
+    ring->out_bytes = ring->out_lost = 0; /* realloc'ed: not zeroed */
+    ring->file = r->buf_fd >= 0;
+    ring->dead = 0;
     r->nrings++;
     r->held += size;
     *fd = m;
@@ -169,6 +207,8 @@ static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
             struct fdrd_ring *ring = &r->rings[--r->nrings];
             r->held -= ring->g.size;
             munmap(ring->h, ring->g.size);
+            if (ring->file) /* its name is the next ring's */
+                fdrd_bufdir_ring_remove(r->buf_fd, r->id, r->nrings);
             return;
         }
     }
@@ -532,15 +572,87 @@ static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
     }
 }
 
+/* ---- the SIGBUS guard of file-backed rings -------------------------------- */
+
+static sigjmp_buf guard_jmp;
+static volatile sig_atomic_t guard_on;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    (void)si;
+    (void)uc;
+    if (guard_on) {
+        guard_on = 0;
+        siglongjmp(guard_jmp, 1);
+    }
+    signal(sig, SIG_DFL); /* not a ring's: fdrd dies of it, as without us */
+}
+
+static void guard_install(void)
+{
+    static int done;
+    if (done)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+    done = 1;
+}
+
+static void ring_faulted(const struct fdrd_client *c, const struct fdrd_route *r,
+                         struct fdrd_ring *ring)
+{
+    ring->dead = 1;
+    fdrd_log("client %lu (pid %ld): ring %u of route %u faulted (its file was shrunk): "
+             "dropped",
+             c->id, (long)c->pid, ring->g.index, r->id);
+}
+
+/* ring_out, under the guard when the ring is a file. */
+static void ring_out_guarded(const struct fdrd_client *c, struct fdrd_route *r,
+                             unsigned k, int last)
+{
+    struct fdrd_ring *ring = &r->rings[k];
+    if (ring->dead)
+        return;
+    if (!ring->file) {
+        ring_out(c, r, k, last);
+        return;
+    }
+    guard_install();
+    if (sigsetjmp(guard_jmp, 1)) {
+        ring_faulted(c, r, ring);
+        return;
+    }
+    guard_on = 1;
+    ring_out(c, r, k, last);
+    guard_on = 0;
+}
+
+/* The metadata in the buffer directory knows every class (a no-op when
+ * the class table did not grow). */
+static void buf_meta(const struct fdrd_client *c, struct fdrd_route *r)
+{
+    if (r->buf_fd < 0)
+        return;
+    int e = write_meta(c, r->buf_fd, &r->buf_meta_n);
+    if (e < 0)
+        route_error(c, r, "metadata in the buffer directory", -e);
+}
+
 static void route_pass(const struct fdrd_client *c, struct fdrd_route *r)
 {
+    buf_meta(c, r);
     if (r->mode != FDR__TRACE_DISCARD)
         return; /* a flight recorder is written at its end */
     for (unsigned k = 0; k < r->nrings; k++)
         if (r->live_ns)
             live_out(c, r, k, 0);
         else
-            ring_out(c, r, k, 0);
+            ring_out_guarded(c, r, k, 0);
 }
 
 static void route_end(const struct fdrd_client *c, struct fdrd_route *r)
@@ -549,12 +661,24 @@ static void route_end(const struct fdrd_client *c, struct fdrd_route *r)
         if (r->live_ns)
             live_out(c, r, k, 1);
         else
-            ring_out(c, r, k, 1);
+            ring_out_guarded(c, r, k, 1);
         struct fdrd_ring *ring = &r->rings[k];
         if (ring->out_fd >= 0)
             close(ring->out_fd);
         munmap(ring->h, ring->g.size);
     }
+    if (r->buf_fd >= 0) {
+        /* Written out: the files are needed no more, unless a write failed
+         * (then fdr recover can still read them). */
+        if (!r->failed)
+            fdrd_bufdir_proc_remove(r->buf_top, r->buf_fd, r->buf_name);
+        else {
+            close(r->buf_fd);
+            fdrd_log("buffer directory of %s kept: a write failed", r->buf_name);
+        }
+    }
+    if (r->buf_top >= 0)
+        close(r->buf_top);
     if (r->dir_fd >= 0)
         close(r->dir_fd);
     free(r->rings);
@@ -583,8 +707,11 @@ static void send_route(struct fdrd_client *c, struct fdrd_route *r,
         memcpy(m->items, t->items, t->len);
     }
     fdr__proto_init(m, len, FDR__MSG_ROUTE, 0);
-    if (fdr__proto_send(c->fd, m, len, NULL, 0) < 0)
+    if (fdr__proto_send(c->fd, m, len, NULL, 0) < 0) {
+        fdrd_log("client %lu (pid %ld): route of trace %s not sent (%s): dropped", c->id,
+                 (long)c->pid, t->name, strerror(errno));
         c->dead = 1; /* the process must not miss a route: drop it */
+    }
 }
 
 /* The route of client c into trace t now, or NULL. */
@@ -622,7 +749,24 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
     r->backfill = (uint32_t)backfill;
     r->live_ns = t->relay ? (uint64_t)t->relay_opts.live_us * 1000 : 0;
     r->dir_fd = -1;
+    r->buf_top = r->buf_fd = -1;
     memcpy(r->outdir, t->outdir, sizeof r->outdir);
+    if (t->buf_fd >= 0) {
+        /* File-backed: this process's directory, with its metadata first. */
+        r->buf_top = fcntl(t->buf_fd, F_DUPFD_CLOEXEC, 0);
+        int fd = r->buf_top < 0
+                     ? -errno
+                     : fdrd_bufdir_proc(r->buf_top, c->info.name, (long)c->pid, r->id,
+                                        r->buf_name, sizeof r->buf_name);
+        if (fd < 0) {
+            fdrd_log("client %lu (pid %ld): no buffer directory for trace %s: %s; "
+                     "its rings are memfds",
+                     c->id, (long)c->pid, t->name, strerror(-fd));
+        } else {
+            r->buf_fd = fd;
+            buf_meta(c, r);
+        }
+    }
     r->next = c->col->routes;
     c->col->routes = r;
     c->col->slot[slot] = r;
@@ -811,6 +955,10 @@ static int snap_packet(int fd, const struct fdrd_ring *ring, uint64_t seq, size_
     return e < 0 ? e : 1;
 }
 
+/* The stream file snap_ring is writing, for snap_ring_guarded to close
+ * when a fault cut it short. */
+static int snap_fd = -1;
+
 /* What ring holds now: its closed packets that the writer cannot have
  * reused, then its open packet up to the last committed event. 0 or -errno. */
 static int snap_ring(int dir_fd, const struct fdrd_ring *ring,
@@ -833,18 +981,43 @@ static int snap_ring(int dir_fd, const struct fdrd_ring *ring,
     int fd = fdr__tracedir_create(dir_fd, name);
     if (fd < 0)
         return fd;
+    snap_fd = fd;
     int e = 0;
     for (uint64_t seq = first; seq < produced && e >= 0; seq++)
         e = snap_packet(fd, ring, seq, g->packet_size, 0, t, buf);
     if (e >= 0 && open)
         e = snap_packet(fd, ring, op.seq, op.bytes, 1, t, buf);
+    snap_fd = -1;
     close(fd);
     return e < 0 ? e : 0;
 }
 
+/* snap_ring, under the guard when the ring is a file. */
+static int snap_ring_guarded(const struct fdrd_client *c, const struct fdrd_route *r,
+                             int dir_fd, struct fdrd_ring *ring,
+                             const struct fdr__classes *t, char *buf)
+{
+    if (ring->dead)
+        return 0;
+    if (!ring->file)
+        return snap_ring(dir_fd, ring, t, buf);
+    guard_install();
+    if (sigsetjmp(guard_jmp, 1)) {
+        if (snap_fd >= 0)
+            close(snap_fd);
+        snap_fd = -1;
+        ring_faulted(c, r, ring);
+        return 0;
+    }
+    guard_on = 1;
+    int e = snap_ring(dir_fd, ring, t, buf);
+    guard_on = 0;
+    return e;
+}
+
 /* Every ring of route r into <dir>/<process name>-<pid>. 0 or -errno. */
-static int snap_route(const struct fdrd_client *c, const struct fdrd_route *r,
-                      const char *dir, char *buf)
+static int snap_route(const struct fdrd_client *c, struct fdrd_route *r, const char *dir,
+                      char *buf)
 {
     const char *what;
     int dir_fd = proc_dir(c, dir, &what);
@@ -855,7 +1028,7 @@ static int snap_route(const struct fdrd_client *c, const struct fdrd_route *r,
     struct fdr__classes t;
     fdr__classes_from_table(c->col->classes, c->col->classes_size, &t);
     for (unsigned k = 0; k < r->nrings && e >= 0; k++)
-        e = snap_ring(dir_fd, &r->rings[k], &t, buf);
+        e = snap_ring_guarded(c, r, dir_fd, &r->rings[k], &t, buf);
     close(dir_fd);
     return e;
 }

@@ -35,7 +35,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static int check_dir(const char *path, char *msg, size_t cap)
+int fdrd_rundir_check(const char *path, char *msg, size_t cap)
 {
     struct stat st;
     if (lstat(path, &st) < 0) {
@@ -88,7 +88,7 @@ int fdrd_rundir_open(struct fdrd_rundir *r, const char *path, char *msg, size_t 
         return -1;
     }
     snprintf(r->pidfile, sizeof r->pidfile, "%s/fdrd.pid", path);
-    if (check_dir(path, msg, cap) < 0)
+    if (fdrd_rundir_check(path, msg, cap) < 0)
         return -1;
     for (int attempt = 0; attempt < 100; attempt++) {
         int fd = open(r->pidfile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -22,6 +22,12 @@ struct fdrd_rundir {
  * why). msg is one line without the "fdrd: " prefix. */
 int fdrd_rundir_open(struct fdrd_rundir *r, const char *path, char *msg, size_t cap);
 
+/* Makes directory `path` (0700) when it is missing and checks it: a real
+ * directory (lstat: not a symlink), owned by the effective user, mode 0700.
+ * 0, or -1 with one line in msg. The run directory's rule, also used for
+ * the directories of file-backed buffers (bufdir.c). */
+int fdrd_rundir_check(const char *path, char *msg, size_t cap);
+
 /* Removes a stale socket (the lock is ours) and listens on a new one, mode
  * 0600, non-blocking. Returns 0 or -1 with msg. */
 int fdrd_rundir_listen(struct fdrd_rundir *r, char *msg, size_t cap);

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bufdir.h"
 #include "common/pattern.h"
 #include "common/tracedir.h"
 
@@ -98,12 +99,15 @@ static void spool_remove(const char *dir)
 }
 
 /* Ends what a trace holds: its relayd sender (what remains is sent
- * first), its spool. */
+ * first), its spool, its buffer directory (everything in it was written
+ * out before: collect.c). */
 static void trace_free(struct fdrd_trace *t)
 {
     fdrd_relay_stop(t->relay);
     if (t->spool)
         spool_remove(t->outdir);
+    if (t->buf_fd >= 0)
+        fdrd_bufdir_remove(t->buf_fd, t->buffers);
     free(t);
 }
 
@@ -217,6 +221,18 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
     t->packet_size = packet;
     t->memory = memory;
     t->id = ++last_id;
+    t->buf_fd = -1;
+    if (m->flags & FDR__CREATE_FILE_BUFFERS) {
+        memcpy(t->buffers, m->buffers, sizeof t->buffers);
+        t->buf_fd = fdrd_bufdir_create(ts->rundir ? ts->rundir : "/tmp", t->buffers,
+                                       sizeof t->buffers, t->name, t->id, t->mode,
+                                       t->outdir, msg, cap);
+        if (t->buf_fd < 0) {
+            trace_free(t); /* its relayd sender, if any, too */
+            return EINVAL;
+        }
+        snprintf(msg, cap, "%s", t->buffers);
+    }
     ts->t[ts->n++] = t;
     return 0;
 }

@@ -31,17 +31,21 @@ struct fdrd_trace {
     struct fdrd_relay_opts relay_opts;
     struct fdrd_relay *relay; /* its sender thread (relay.c), NULL if not streamed */
     int spool;                /* outdir is fdrd's spool for relayd: removed at destroy */
+    int buf_fd;                       /* file-backed buffers (bufdir.c), or -1 */
+    char buffers[FDR_PROTO_PATH_CAP]; /* their directory, or "" */
 };
 
 struct fdrd_traces {
     struct fdrd_trace *t[FDR_PROTO_TRACES_MAX]; /* in creation order */
     unsigned n;
     const char *home;   /* for default output directories */
-    const char *rundir; /* spool directories of streamed traces: RUNDIR/spool */
+    const char *rundir; /* for spool directories of streamed traces (RUNDIR/spool)
+                           and default buffer directories (bufdir.c) */
 };
 
 /* Each operation returns 0, or a positive errno value with a one-line
- * message (what follows "fdr VERB: ") in msg[0..cap). */
+ * message (what follows "fdr VERB: ") in msg[0..cap). create says in msg
+ * where the buffer directory is when the trace has one. */
 int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, char *msg,
                        size_t cap);
 /* Appends items (enable) or their negations (disable: every rule off). */

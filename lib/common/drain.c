@@ -80,6 +80,7 @@ int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom 
     int r = fdr__packet_write(fd, &hdr, slot + sizeof hdr);
     if (r == 0) {
         *grown = hdr.packet_size / 8;
+        h->out_reported = hdr.discarded;
         return 0;
     }
     fdr__drain_cut(fd, h);
@@ -89,9 +90,10 @@ int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom 
     hdr = orig;
     hdr.discarded += lost;
     hdr.content_size = sizeof hdr * 8;
-    if (fdr__packet_write(fd, &hdr, NULL) == 0)
+    if (fdr__packet_write(fd, &hdr, NULL) == 0) {
         *grown = sizeof hdr;
-    else
+        h->out_reported = hdr.discarded;
+    } else
         fdr__drain_cut(fd, h);
     return r;
 }

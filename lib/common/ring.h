@@ -46,10 +46,11 @@ struct fdr__buf_hdr {
     uint64_t reported;  /* discarded count carried by the last closed packet */
     char pad1[32];
     /* reader's line */
-    uint64_t consumed;  /* packets written out; release store by the reader */
-    uint64_t out_bytes; /* bytes of whole packets in the stream file */
-    uint64_t out_lost;  /* events that failed to reach the file (write error) */
-    char pad2[40];
+    uint64_t consumed;     /* packets written out; release store by the reader */
+    uint64_t out_bytes;    /* bytes of whole packets in the stream file */
+    uint64_t out_lost;     /* events that failed to reach the file (write error) */
+    uint64_t out_reported; /* discarded count of the last packet written out */
+    char pad2[32];
 };
 
 /* CTF packet header + packet context, as laid out at the start of every

@@ -30,8 +30,8 @@
 #define NONE {0, 0}
 /* A message of fixed size carrying nfds fds. */
 #define FIXED(code, name, type, nfds, s0, s1) {code, name, sizeof(type), 0, 0, nfds, {s0, s1, NONE}}
-/* The same with a third string. */
-#define FIXED3(code, name, type, s0, s1, s2) {code, name, sizeof(type), 0, 0, 0, {s0, s1, s2}}
+/* The same with four string fields. */
+#define FIXED4(code, name, type, s0, s1, s2, s3) {code, name, sizeof(type), 0, 0, 0, {s0, s1, s2, s3}}
 /* A fixed part with u32 nitems, u32 len, then len bytes of items. */
 #define ITEMS(code, name, type, s0, s1) \
     {code, name, sizeof(type), 1, offsetof(type, nitems), 0, {s0, s1, NONE}}
@@ -48,7 +48,7 @@ struct type_info {
     int items;         /* 1: nitems/len at nitems_off, then the items area */
     size_t nitems_off; /* offset of u32 nitems, then u32 len */
     int nfds;          /* fds the message carries */
-    struct str_field str[3];
+    struct str_field str[4];
 };
 
 #define P_ struct fdr__msg_register_process
@@ -68,7 +68,8 @@ static const struct type_info TYPES[] = {
     ITEMS(FDR__MSG_ROUTE, "route", struct fdr__msg_route, NONE, NONE),
     FIXED(FDR__MSG_NEED_BUFFERS, "need-buffers", struct fdr__msg_need_buffers, 0,
           NONE, NONE),
-    FIXED3(FDR__MSG_CREATE, "create", C_, STR(C_, name), STR(C_, outdir), STR(C_, relayd)),
+    FIXED4(FDR__MSG_CREATE, "create", C_, STR(C_, name), STR(C_, outdir), STR(C_, relayd),
+           STR(C_, buffers)),
     ITEMS(FDR__MSG_ENABLE, "enable", I_, STR(I_, name), NONE),
     ITEMS(FDR__MSG_DISABLE, "disable", I_, STR(I_, name), NONE),
     FIXED(FDR__MSG_FILTER, "filter", struct fdr__msg_filter, 0,
@@ -96,7 +97,7 @@ static const struct type_info TYPES[] = {
 
 _Static_assert(sizeof(struct fdr__msg_hdr) == 16, "header layout");
 _Static_assert(sizeof(struct fdr__msg_trace) == 88, "trace layout");
-_Static_assert(sizeof(struct fdr__msg_create) == 4488, "create layout");
+_Static_assert(sizeof(struct fdr__msg_create) == 8592, "create layout");
 _Static_assert(sizeof(struct fdr__msg_snapshot) == 4184, "snapshot layout");
 _Static_assert(sizeof(struct fdr__msg_items) == 96, "items layout");
 _Static_assert(sizeof(struct fdr__msg_filter) == 96, "filter layout");

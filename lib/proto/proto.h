@@ -120,9 +120,13 @@ struct fdr__msg_trace {
  * relayd "" : not streamed; else the trace is streamed to lttng-relayd at
  * host relayd, ports relayd_ctl and relayd_data (0: 5342, 5343), live
  * with a period of live_us µs when live_us is not 0 (daemon/relay.c).
+ * flags FDR__CREATE_FILE_BUFFERS: the trace's rings are files in `buffers`
+ * ("" lets fdrd choose <run dir>/buffers/NAME-<fdrd pid>.<trace id>), so
+ * that `fdr recover` finds them after fdrd died; buffers is "" without it.
  *   16 mode | 20 mask | 24 buffer_size u64 | 32 packet_size u64 |
  *   40 name[72] | 112 outdir[4096] | 4208 memory u64 | 4216 relayd[256] |
- *   4472 relayd_ctl | 4476 relayd_data | 4480 live_us | 4484 pad | 4488 */
+ *   4472 relayd_ctl | 4476 relayd_data | 4480 live_us | 4484 pad |
+ *   4488 flags | 4492 pad2 | 4496 buffers[4096] | 8592 */
 struct fdr__msg_create {
     struct fdr__msg_hdr h;
     uint32_t mode;
@@ -136,7 +140,15 @@ struct fdr__msg_create {
     uint32_t relayd_ctl, relayd_data;
     uint32_t live_us;
     uint32_t pad;
+    uint32_t flags; /* FDR__CREATE_* */
+    uint32_t pad2;
+    char buffers[FDR_PROTO_PATH_CAP];
 };
+#define FDR__CREATE_FILE_BUFFERS 1u
+/* A buffer directory (daemon/bufdir.c) holds this file, which starts with
+ * this line; `fdr recover` reads only a directory that has it. */
+#define FDR__BUFDIR_MARK "fdr-buffers"
+#define FDR__BUFDIR_MAGIC "fdr buffers 1\n"
 
 /* SNAPSHOT: a copy of what a trace's rings hold now, written to outdir
  * ("" lets fdrd choose <trace outdir>/snapshot-N-YYYYmmdd-HHMMSS); the

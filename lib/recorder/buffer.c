@@ -32,6 +32,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,6 +58,20 @@ static uint32_t count;
 static struct fdr__buf *free_list;
 static uint64_t held; /* bytes of all own rings, against FDR_MEMORY */
 uint32_t fdr__buf_window;
+uint32_t fdr__route_hold;
+
+void fdr__route_hold_wait(void)
+{
+    for (int i = 0; i < 1100 && __atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE);
+         i++) {
+        if (i < 100)
+            sched_yield();
+        else {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
 
 static struct fdr__buf *buf_create(void)
 {

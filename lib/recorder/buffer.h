@@ -50,6 +50,12 @@ void fdr__buf_forget_all(void);
  * out. Under their own lock (a leaf: writers take it inside their
  * tracing section), but the words read with acquire loads. */
 #define FDR__ROUTE_SLOTS 32
+/* Set while routes change (writer.c, fdr__writers_hold). */
+extern uint32_t fdr__route_hold;
+/* Waits (up to ~100 ms) while routes change: the site states are being
+ * recomputed one by one, so that one (fdr_enabled's) may say yes while
+ * another (the fdr_trace after it) does not yet. Not in a tracing section. */
+void fdr__route_hold_wait(void);
 extern uint32_t fdr__route_gen;                /* bumped by every change */
 extern uint32_t fdr__routes[FDR__ROUTE_SLOTS]; /* route per slot, 0: none */
 /* The route of the slot when its trace wants what threads recorded

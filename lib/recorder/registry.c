@@ -34,7 +34,7 @@
 #include "common/pattern.h"
 #include "recorder/config.h"
 #include "recorder/registry.h"
-#include "recorder/writer.h"
+#include "recorder/buffer.h"
 
 #define POOL_SIZE FDR__CLASS_POOL_SIZE
 #define region fdr__class_table
@@ -498,7 +498,7 @@ int fdr__guard_check(struct fdr__site *s)
         fdr__site_register(s);
     /* A yes in the middle of a change of routes (daemon.c) would come
      * before the events it guards are selected: wait for its end. */
-    fdr__writers_hold_wait();
+    fdr__route_hold_wait();
     return __atomic_load_n(&s->state, __ATOMIC_RELAXED) != 0;
 }
 

@@ -69,7 +69,6 @@ static int no_drain(int refresh)
 struct fdr__writer_hooks fdr__writer_hooks = {no_hook, no_drain, no_hook, no_hook};
 
 static pthread_key_t writer_key;
-static uint32_t route_hold; /* fdr__writers_hold */
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 /* Scratch space for events that are printed but not recorded. */
@@ -206,7 +205,7 @@ static void set_end(struct fdr__thread *t, char *tail)
     /* The same for a change of route (fdr__writers_reroute stores the
      * generation, then a fence, then pulls `end` down). */
     if (__atomic_load_n(&t->enabled, __ATOMIC_RELAXED) != 1 ||
-        __atomic_load_n(&route_hold, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&fdr__route_hold, __ATOMIC_RELAXED) ||
         (t->writer && ((struct fdr__writer *)t->writer)->route_gen !=
                           __atomic_load_n(&fdr__route_gen, __ATOMIC_RELAXED)))
         __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
@@ -218,21 +217,10 @@ static void set_end(struct fdr__thread *t, char *tail)
  * loaded into the ring it has: only with every thread's `end` down, and
  * raised again only after the change, can no event reach a ring its
  * trace did not select. */
-void fdr__writers_hold_wait(void)
-{
-    for (int i = 0; i < 1100 && __atomic_load_n(&route_hold, __ATOMIC_ACQUIRE); i++) {
-        if (i < 100)
-            sched_yield();
-        else {
-            struct timespec ts = {0, 100000};
-            nanosleep(&ts, NULL);
-        }
-    }
-}
 
 void fdr__writers_hold(int on)
 {
-    __atomic_store_n(&route_hold, (uint32_t)on, __ATOMIC_RELAXED);
+    __atomic_store_n(&fdr__route_hold, (uint32_t)on, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with set_end's */
     pthread_mutex_lock(&fdr__writers_lock);
     for (struct fdr__writer *w = fdr__writers; w; w = w->next)
@@ -746,7 +734,7 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
             goto out;
         }
     }
-    if (__atomic_load_n(&route_hold, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE)) {
         /* Routes are changing (fdr__writers_hold: a few microseconds in
          * fdr's own thread). Wait for the change, out of the tracing
          * section and yielding, so that the event goes where the new
@@ -755,7 +743,8 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
          * a writer may hold and waits for nothing: on a busy machine it
          * may only wait for a CPU. Past ~100 ms it is counted below, not
          * written. */
-        for (int i = 0; i < 1100 && __atomic_load_n(&route_hold, __ATOMIC_ACQUIRE); i++) {
+        for (int i = 0; i < 1100 && __atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE);
+             i++) {
             leave_section(t);
             if (i < 100)
                 sched_yield();
@@ -792,7 +781,7 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
         }
         goto out;
     }
-    if (__atomic_load_n(&route_hold, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE)) {
         /* Routes are changing (fdr__writers_hold): counted, not written. */
         if (st & (FDR__S_RECORD | FDR__S_MULTI))
             __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
@@ -924,7 +913,7 @@ static void want_at_exit(struct fdr__writer *w)
     /* Routes that came after its last event: its past is handed over now
      * (backfill), as its next event would have. */
     if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE) &&
-        !__atomic_load_n(&route_hold, __ATOMIC_ACQUIRE))
+        !__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE))
         reroute(w, fdr__now());
     for (int i = 0; i < 50 && w->route_wanting; i++) {
         if (i) {
@@ -933,13 +922,13 @@ static void want_at_exit(struct fdr__writer *w)
             nanosleep(&ms, NULL);
             pthread_mutex_lock(&fdr__writers_lock);
         }
-        if (!__atomic_load_n(&route_hold, __ATOMIC_ACQUIRE))
+        if (!__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE))
             reroute(w, fdr__now());
     }
     /* No unused ring came: a used one takes the count of what it cannot
      * take in order (backfill), in this thread's stream still. */
     w->exiting = 0;
-    if (w->route_wanting && !__atomic_load_n(&route_hold, __ATOMIC_ACQUIRE))
+    if (w->route_wanting && !__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE))
         reroute(w, fdr__now());
     if (w->route_wanting)
         fdr__writer_close_packet(w, fdr__now());

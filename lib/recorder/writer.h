@@ -58,10 +58,6 @@ struct fdr__writer {
  * routes (buffer.c). Then each writer's next event moves it to the rings
  * of the routes. Writers lock not held. */
 void fdr__writers_hold(int on);
-/* Waits (up to ~100 ms) while routes change: the site states are being
- * recomputed one by one, so that one (fdr_enabled's) may say yes while
- * another (the fdr_trace after it) does not yet. Not in a tracing section. */
-void fdr__writers_hold_wait(void);
 
 extern pthread_mutex_t fdr__writers_lock;
 extern struct fdr__writer *fdr__writers; /* list, under the lock */

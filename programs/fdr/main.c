@@ -16,10 +16,8 @@
 #include "cli.h"
 
 static const struct cli_verb *const tables[] = {
-    cli_verbs_session,
-    cli_verbs_record,
-    cli_verbs_offline,
-    cli_verbs_export,
+    cli_verbs_session, cli_verbs_record,  cli_verbs_offline,
+    cli_verbs_export,  cli_verbs_recover,
 };
 
 static const struct cli_verb *find(const char *name)
@@ -79,7 +77,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *verb = argv[1];
-    if (strcmp(verb, "help") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0)
+    if (strcmp(verb, "help") == 0 || strcmp(verb, "--help") == 0 ||
+        strcmp(verb, "-h") == 0)
         return help(argc > 2 ? argv[2] : NULL);
     if (strcmp(verb, "--version") == 0) {
         printf("fdr %s\n", FDR_CLI_VERSION);

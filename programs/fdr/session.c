@@ -228,17 +228,24 @@ static int cmd_create(int argc, char **argv)
                                          {"memory", required_argument, 0, 'm'},
                                          {"relayd", required_argument, 0, 'R'},
                                          {"live", optional_argument, 0, 'L'},
+                                         {"file-buffers", optional_argument, 0, 'F'},
                                          {0, 0, 0, 0}};
     static struct fdr__msg_create m;
     memset(&m, 0, sizeof m);
     m.mask = 0xffffffffu;
-    const char *out = NULL;
+    const char *out = NULL, *buffers = NULL;
     int c, rc, modes = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             out = optarg;
+            break;
+        case 'F':
+            m.flags |= FDR__CREATE_FILE_BUFFERS;
+            buffers = optarg;
+            if (buffers && !*buffers)
+                return cli_fail(2, verb, "--file-buffers= needs a directory");
             break;
         case 'O':
             m.mode = FDR__TRACE_OVERWRITE;
@@ -304,9 +311,22 @@ static int cmd_create(int argc, char **argv)
     fdr__proto_set_str(m.name, sizeof m.name, name);
     if (out && (rc = absolute_dir(verb, out, m.outdir, sizeof m.outdir)) != 0)
         return rc;
-    rc = simple(verb, &m, sizeof m, FDR__MSG_CREATE);
+    if (buffers && (rc = absolute_dir(verb, buffers, m.buffers, sizeof m.buffers)) != 0)
+        return rc;
+    struct client *cl = malloc(sizeof *cl);
+    if (!cl)
+        return cli_fail(1, verb, "out of memory");
+    rc = client_open(cl, verb, 1);
     if (rc == 0)
+        rc = client_call(cl, &m, sizeof m, FDR__MSG_CREATE, NULL);
+    if (rc == 0 && m.flags) {
+        const void *b = cl->buf;
+        const struct fdr__msg_reply *r = b;
+        printf("trace %s created, buffers in %s\n", name, r->text);
+    } else if (rc == 0)
         printf("trace %s created\n", name);
+    client_close(cl);
+    free(cl);
     return rc;
 }
 
@@ -766,7 +786,8 @@ static int cmd_status(int argc, char **argv)
 const struct cli_verb cli_verbs_session[] = {
     {"create", cmd_create,
      "NAME [-o DIR] [--overwrite|--snapshot] [--buffer-size N] [--packet-size N]\n"
-     "       [--memory N] [--relayd HOST[:CONTROL[:DATA]] [--live[=PERIOD]]]",
+     "       [--memory N] [--relayd HOST[:CONTROL[:DATA]] [--live[=PERIOD]]]\n"
+     "       [--file-buffers[=DIR]]",
      "create a trace in fdrd (started by this verb if it is not running)",
      "NAME: 1 to 64 of [A-Za-z0-9_.-], not starting with '.' or '-'; at most 32\n"
      "traces exist at once. The trace records nothing until `fdr enable` selects\n"
@@ -788,6 +809,10 @@ const struct cli_verb cli_verbs_session[] = {
      "                    is a spool fdrd removes at destroy (docs/fleet.md)\n"
      "  --live[=PERIOD]   a live relay session: packets reach relayd within\n"
      "                    PERIOD (default 1s; also 500ms, 2, ...)\n"
+     "  --file-buffers[=DIR]  keep the rings in files in DIR (made by fdrd, 0700;\n"
+     "                    it must not exist; default RUNDIR/buffers/NAME-PID.ID),\n"
+     "                    so that `fdr recover DIR` rebuilds what the programs\n"
+     "                    committed after fdrd and the programs were killed\n"
      "Sizes are bytes with an optional K, M or G suffix.\n"},
     {"snapshot", cmd_snapshot, "NAME [-o DIR]",
      "write what a trace's rings hold now, the programs running on",

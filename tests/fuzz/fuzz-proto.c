@@ -44,6 +44,7 @@ static void inspect(const void *msg, size_t len)
         must_be_terminated(m->name, sizeof m->name);
         must_be_terminated(m->outdir, sizeof m->outdir);
         must_be_terminated(m->relayd, sizeof m->relayd);
+        must_be_terminated(m->buffers, sizeof m->buffers);
         char why[256];
         (void)fdr__proto_trace_name_check(m->name, why, sizeof why);
         break;

@@ -102,6 +102,17 @@ add_test(NAME fdr-daemon-scribble
                  ${_ses_out}/scribble $<TARGET_FILE:session-prog>)
 set_tests_properties(fdr-daemon-scribble PROPERTIES TIMEOUT 600)
 
+# fdr-daemon-recover: traces with file-backed buffers (discard and
+# overwrite); fdrd and the programs SIGKILLed; fdr recover rebuilds what
+# fdrd had not written (exact per thread with what it had, bt2), a corrupt
+# ring skipped and counted; recover's error lines; destroy removes the
+# buffer directory; a program shrinking its ring files leaves fdrd up.
+add_test(NAME fdr-daemon-recover
+         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-recover.py
+                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                 ${_ses_out}/recover $<TARGET_FILE:session-prog>)
+set_tests_properties(fdr-daemon-recover PROPERTIES TIMEOUT 600)
+
 # fdr-daemon-memory: 1,000 threads hold rings within the memory budget
 # (FDR_MEMORY alone, fdr create --memory through fdrd), nothing uncounted.
 add_test(NAME fdr-daemon-memory

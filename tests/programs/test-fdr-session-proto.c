@@ -90,6 +90,11 @@ static void test_strings(void)
     fdr__proto_set_str(c.name, sizeof c.name, "t1");
     memset(c.outdir, 'a', sizeof c.outdir); /* unterminated path */
     CHECK(check_msg(&c, sizeof c, 0) == -EBADMSG);
+    fdr__proto_set_str(c.outdir, sizeof c.outdir, "/tmp/x");
+    memset(c.buffers, 'a', sizeof c.buffers); /* unterminated buffer directory */
+    CHECK(check_msg(&c, sizeof c, 0) == -EBADMSG);
+    c.buffers[0] = 0;
+    CHECK(check_msg(&c, sizeof c, 0) == 0);
     char longname[100];
     memset(longname, 'x', sizeof longname - 1);
     longname[99] = 0;

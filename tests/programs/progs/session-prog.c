@@ -66,13 +66,30 @@
  *       ...) with a 1 ms sleep between bursts, until the end of input;
  *       prints "ready" once they run; at the end "events T N" per thread,
  *       "rate R" (events per second, all threads) and "maxburst_us M" (the
- *       longest burst: a program blocked by its tracer shows here) */
+ *       longest burst: a program blocked by its tracer shows here)
+ *   session-prog shrink N   (with FDR_EVENTS=-ses:*)
+ *       once routed, records N ses:tick (t = 0, n), then shrinks every
+ *       ring file of fdrd's it has open (file-backed buffers: a regular
+ *       file, not a memfd, that starts with a ring's magic) to 0 bytes,
+ *       prints "shrunk K"
+ *       and leaves with _exit(0): a hostile program, for fdrd's SIGBUS guard
+ *   session-prog soak THREADS N END   (with FDR_EVENTS=-ses:*)
+ *       once routed, THREADS threads each record N ses:tick (t, n); then
+ *       END: "exit" exits 0; "segv" dies of a real SIGSEGV, "abrt" of
+ *       abort(); "fork" forks a child that, once routed on its own,
+ *       records N ses:tick (t = 100, n) on one thread and exits 0, waited
+ *       for (its pid printed first: "child PID"); "hang" prints "done" and
+ *       waits to be killed (make soak) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -272,6 +289,88 @@ static void *many_thread(void *arg)
     __atomic_fetch_add(&go_done, 1, __ATOMIC_RELEASE);
     pthread_barrier_wait(&many_end);
     return NULL;
+}
+
+/* "shrink": a program that shrinks its own ring files under fdrd. */
+static int shrink(unsigned long n)
+{
+    wait_routed();
+    for (unsigned long i = 0; i < n; i++)
+        fdr_trace(ses, tick, "t=%d n=%lu", 0, i);
+    int k = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char path[300], target[4096];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        if (len <= 0)
+            continue;
+        target[len] = 0;
+        int fd = atoi(e->d_name);
+        uint32_t magic = 0;
+        struct stat st;
+        if (strncmp(target, "/memfd:", 7) != 0 && fstat(fd, &st) == 0 &&
+            S_ISREG(st.st_mode) && pread(fd, &magic, sizeof magic, 0) == sizeof magic &&
+            magic == 0x46445242u /* "FDRB": a ring */ && ftruncate(fd, 0) == 0)
+            k++;
+    }
+    if (d)
+        closedir(d);
+    printf("shrunk %d\n", k);
+    fflush(stdout);
+    _exit(0);
+}
+
+/* "soak": THREADS threads record N ses:tick each, then END. */
+static void *soak_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (unsigned long n = 0; n < go_n; n++)
+        fdr_trace(ses, tick, "t=%d n=%lu", t, n);
+    return NULL;
+}
+
+static int *volatile soak_null;
+
+static int soak(int nt, unsigned long n, const char *end)
+{
+    pthread_t th[16];
+    if (nt < 1 || nt > 16)
+        return 2;
+    go_n = n;
+    wait_routed();
+    for (int t = 0; t < nt; t++)
+        pthread_create(&th[t], NULL, soak_thread, (void *)(intptr_t)t);
+    for (int t = 0; t < nt; t++)
+        pthread_join(th[t], NULL);
+    if (strcmp(end, "segv") == 0)
+        *soak_null = 1; /* a real fault, not raise() */
+    if (strcmp(end, "abrt") == 0)
+        abort();
+    if (strcmp(end, "fork") == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(60);
+            wait_routed();
+            for (unsigned long i = 0; i < n; i++)
+                fdr_trace(ses, tick, "t=%d n=%lu", 100, i);
+            exit(0);
+        }
+        printf("child %ld\n", (long)pid);
+        fflush(stdout);
+        int st;
+        if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+            WEXITSTATUS(st) != 0)
+            return 5;
+    }
+    if (strcmp(end, "hang") == 0) {
+        puts("done");
+        fflush(stdout);
+        for (;;)
+            pause();
+    }
+    return 0;
 }
 
 static int many(int nt, unsigned long n, int wait_go)
@@ -529,9 +628,13 @@ int main(int argc, char **argv)
         return pipe_mode(atoi(argv[2]), argv[3], (unsigned)atoi(argv[4]));
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "many") == 0)
         return many(atoi(argv[2]), strtoul(argv[3], NULL, 10), argc == 5);
+    if (argc == 3 && strcmp(argv[1], "shrink") == 0)
+        return shrink(strtoul(argv[2], NULL, 10));
+    if (argc == 5 && strcmp(argv[1], "soak") == 0)
+        return soak(atoi(argv[2]), strtoul(argv[3], NULL, 10), argv[4]);
     fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
                     "go THREADS N [kill] | storm THREADS | many THREADS N [go] |\n"
                     "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N |\n"
-                    "scribble ROUNDS | pace THREADS\n");
+                    "scribble ROUNDS | pace THREADS | shrink N | soak THREADS N END\n");
     return 2;
 }
