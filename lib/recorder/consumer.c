@@ -515,8 +515,17 @@ static void helper_start(void)
         disk_gen = page;
     }
     pid_t program = getpid();
+    /* The helper is named from its first instant: a clone takes the name
+     * of the thread that makes it, so this thread bears it for the moment
+     * of the clone. `fdr record` waits for the processes of that name, and
+     * a program that dies at once must not leave one unnamed yet. */
+    char name[17] = {0};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    prctl(PR_SET_NAME, "fdr-drain", 0, 0, 0);
     /* No exit signal (flags 0): not a child wait(-1) or SIGCHLD reports. */
     long pid = page == MAP_FAILED ? -1 : syscall(SYS_clone, 0UL, NULL, NULL, NULL, NULL);
+    if (pid != 0)
+        prctl(PR_SET_NAME, name, 0, 0, 0);
     if (pid == 0) {
         close(sv[0]);
         helper_main(sv[1], pidfd, program);
