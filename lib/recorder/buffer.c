@@ -121,7 +121,7 @@ static struct fdr__buf *buf_create(void)
     held += size;
     all[count] = b;
     __atomic_store_n(&count, count + 1, __ATOMIC_SEQ_CST);
-    if (h->mode != (uint32_t)fdr__cfg.mode &&
+    if (__atomic_load_n(&h->mode, __ATOMIC_RELAXED) != (uint32_t)fdr__cfg.mode &&
         !__atomic_load_n(&fdr__buf_window, __ATOMIC_SEQ_CST))
         __atomic_store_n(&h->mode, (uint32_t)fdr__cfg.mode, __ATOMIC_RELAXED);
     fdr__buf_added_hook(b); /* the consumer's drain helper maps it too */
