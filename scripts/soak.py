@@ -20,7 +20,6 @@ At the end: babeltrace2 reads every trace without an error, and in main,
 for every process that exited normally (and every forked child), each
 thread has recorded + discarded == N exactly, n strictly increasing.
 One summary line; exit 0 when all holds."""
-import importlib.util
 import os
 import random
 import shutil
@@ -31,11 +30,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(ROOT, "tests", "programs",
-                                    "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.join(ROOT, "tests", "programs"))
+import session_helpers as h  # noqa: E402
 
 build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 FDR = os.path.join(build, "programs", "fdr", "fdr")

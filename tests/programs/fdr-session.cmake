@@ -2,7 +2,7 @@
 # fdr-session.cmake - fdrd's control plane and the `fdr` session verbs
 # (programs/fdr/session.c, client.c; daemon/; lib/proto). Every test runs a
 # real fdrd on a real socket in a run directory of its own under the build
-# tree, and kills it at the end (test-fdr-session-helpers.py).
+# tree, and kills it at the end (session_helpers.py).
 #   fdr-session-proto      C unit test of lib/proto: the validator on good,
 #                          truncated, oversized, bad-version, unterminated and
 #                          wrong-fd-count messages; fd passing closes what it
@@ -35,6 +35,17 @@ endif()
 add_executable(test-fdr-session-proto ${CMAKE_CURRENT_LIST_DIR}/test-fdr-session-proto.c)
 target_link_libraries(test-fdr-session-proto PRIVATE fdr_proto fdr_common)
 target_include_directories(test-fdr-session-proto PRIVATE ${FDR_TESTS_DIR}/lib)
+# A driver tests/programs/test-NAME.py run with fdr, fdrd, session-client,
+# its work directory OUT and session-prog (session_helpers.py's
+# Session), with a timeout.
+function(fdr_prog_test name out timeout)
+  add_test(NAME ${name}
+           COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/test-${name}.py
+                   $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
+                   ${_ses_out}/${out} $<TARGET_FILE:session-prog>)
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout})
+endfunction()
+
 add_test(NAME fdr-session-proto COMMAND test-fdr-session-proto)
 set_tests_properties(fdr-session-proto PROPERTIES TIMEOUT 60)
 
@@ -57,29 +68,17 @@ endforeach()
 # accepts and never answers (main runs, exit 0), FDR_DEBUG with no fdrd.
 add_executable(session-prog ${CMAKE_CURRENT_LIST_DIR}/progs/session-prog.c)
 target_link_libraries(session-prog PRIVATE fdr Threads::Threads)
-add_test(NAME fdr-session-libfdr
-         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-session-libfdr.py
-                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
-                 ${_ses_out}/libfdr $<TARGET_FILE:session-prog>)
-set_tests_properties(fdr-session-libfdr PROPERTIES TIMEOUT 300)
+fdr_prog_test(fdr-session-libfdr libfdr 300)
 
 # fdr-daemon-collect: fdrd gives programs their rings (sealed memfds) and
 # writes them out: one trace selecting ses:tick, three programs (exit,
 # SIGKILL, exit after destroy); per thread recorded + discarded == emitted
 # exactly (bt2); a flight-recorder trace written at destroy.
-add_test(NAME fdr-daemon-collect
-         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-collect.py
-                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
-                 ${_ses_out}/collect $<TARGET_FILE:session-prog>)
-set_tests_properties(fdr-daemon-collect PROPERTIES TIMEOUT 300)
+fdr_prog_test(fdr-daemon-collect collect 300)
 
 # fdr-daemon-kill: 130 programs ended mid-flight (SIGKILL, SIGSEGV, SIGABRT,
 # _exit) lose nothing they committed (reported through a pipe).
-add_test(NAME fdr-daemon-kill
-         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-kill.py
-                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
-                 ${_ses_out}/kill $<TARGET_FILE:session-prog>)
-set_tests_properties(fdr-daemon-kill PROPERTIES TIMEOUT 600)
+fdr_prog_test(fdr-daemon-kill kill 600)
 
 # fdr-daemon-fork: 500 children of a multi-threaded parent record through
 # fdrd under their own pids, exactly; fork + exec: both images registered.
@@ -87,49 +86,29 @@ set_tests_properties(fdr-daemon-kill PROPERTIES TIMEOUT 600)
 # thread of its own, which TSan does not support after a multi-threaded
 # fork (it runs in the normal and ASan builds).
 if(NOT FDR_SANITIZE MATCHES thread)
-  add_test(NAME fdr-daemon-fork
-           COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-fork.py
-                   $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
-                   ${_ses_out}/fork $<TARGET_FILE:session-prog>)
-  set_tests_properties(fdr-daemon-fork PROPERTIES TIMEOUT 900)
+  fdr_prog_test(fdr-daemon-fork fork 900)
 endif()
 
 # fdr-daemon-scribble: a program that writes over its own rings harms
 # neither fdrd nor the two programs recording beside it.
-add_test(NAME fdr-daemon-scribble
-         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-scribble.py
-                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
-                 ${_ses_out}/scribble $<TARGET_FILE:session-prog>)
-set_tests_properties(fdr-daemon-scribble PROPERTIES TIMEOUT 600)
+fdr_prog_test(fdr-daemon-scribble scribble 600)
 
 # fdr-daemon-recover: traces with file-backed buffers (discard and
 # overwrite); fdrd and the programs SIGKILLed; fdr recover rebuilds what
 # fdrd had not written (exact per thread with what it had, bt2), a corrupt
 # ring skipped and counted; recover's error lines; destroy removes the
 # buffer directory; a program shrinking its ring files leaves fdrd up.
-add_test(NAME fdr-daemon-recover
-         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-recover.py
-                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
-                 ${_ses_out}/recover $<TARGET_FILE:session-prog>)
-set_tests_properties(fdr-daemon-recover PROPERTIES TIMEOUT 600)
+fdr_prog_test(fdr-daemon-recover recover 600)
 
 # fdr-daemon-memory: 1,000 threads hold rings within the memory budget
 # (FDR_MEMORY alone, fdr create --memory through fdrd), nothing uncounted.
-add_test(NAME fdr-daemon-memory
-         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-memory.py
-                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
-                 ${_ses_out}/memory $<TARGET_FILE:session-prog>)
-set_tests_properties(fdr-daemon-memory PROPERTIES TIMEOUT 600)
+fdr_prog_test(fdr-daemon-memory memory 600)
 
 # fdr-daemon-traces: four traces at once with their own selections and
 # filter masks (exact per thread and trace, bt2); 32 traces at once; a
 # trace created/started/stopped/destroyed 50 times while 4 threads record
 # into another, which holds none of its events.
-add_test(NAME fdr-daemon-traces
-         COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-daemon-traces.py
-                 $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
-                 ${_ses_out}/traces $<TARGET_FILE:session-prog>)
-set_tests_properties(fdr-daemon-traces PROPERTIES TIMEOUT 600)
+fdr_prog_test(fdr-daemon-traces traces 600)
 # fdr-relay-*: fdrd streams to a real /usr/bin/lttng-relayd (issue 16),
 # started by the test on free ports (test-fdr-relay.py says what each
 # phase shows): basic (unreachable relayd refused; live trace, lttng-live

@@ -17,16 +17,12 @@ and records N (t = 0): the child's directory holds its N, a second
 directory of the same pid holds the new image's N (fdrd never writes over
 a process directory), and the parent's holds its own."""
 import collections
-import importlib.util
 import os
 import subprocess
 import sys
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
 c = h.c
 s = h.Session(sys.argv)
 prog = sys.argv[5]

@@ -13,7 +13,6 @@ its trace, read with bt2 (which must report no error), holds for every
 thread each n at most once, in order, and every event up to the last one
 the pipe reported is there or counted as discarded."""
 import collections
-import importlib.util
 import os
 import random
 import signal
@@ -22,11 +21,8 @@ import sys
 import threading
 import time
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
 c = h.c
 s = h.Session(sys.argv)
 prog = sys.argv[5]

@@ -13,17 +13,13 @@ n = 0..N-1 and waits, so that every ring is held at the same time):
   rings fdrd gave it (fdrd-ring);
 and in both traces, read with bt2, every thread's events are there or
 counted: recorded + discarded == N, the n values increasing."""
-import importlib.util
 import os
 import subprocess
 import sys
 import threading
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
 c = h.c
 s = h.Session(sys.argv)
 prog = sys.argv[5]

@@ -33,7 +33,6 @@ over the header of one storm ring of D, and over the middle of another.
     careless reader) leaves fdrd up and another program's trace exact."""
 import collections
 import glob
-import importlib.util
 import os
 import re
 import signal
@@ -41,11 +40,8 @@ import struct
 import subprocess
 import sys
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
 c = h.c
 s = h.Session(sys.argv)
 prog = sys.argv[5]

@@ -12,16 +12,12 @@ anywhere. fdrd stays up and keeps serving; the two others' traces are
 exact per thread (recorded + discarded == N); the scribbler's trace reads
 with babeltrace2 without an error (what fdrd could not trust was left
 out); fdrd logged what it skipped."""
-import importlib.util
 import os
 import subprocess
 import sys
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
 c = h.c
 s = h.Session(sys.argv)
 prog = sys.argv[5]

@@ -25,16 +25,12 @@ threads record ses:tick and ses:rare without pause into a flight-recorder
 trace K that selects ses:tick only: K holds no ses:rare (no event of the
 destroyed trace in another), and no program is harmed."""
 import collections
-import importlib.util
 import os
 import subprocess
 import sys
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
 c = h.c
 s = h.Session(sys.argv)
 prog = sys.argv[5]

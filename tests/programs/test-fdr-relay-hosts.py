@@ -20,7 +20,6 @@ Skipped (exit 77, with the reason) where the namespaces cannot be made.
     its thread emitted)."""
 import atexit
 import glob
-import importlib.util
 import os
 import signal
 import subprocess
@@ -28,11 +27,8 @@ import sys
 import threading
 import time
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
 c = h.c
 s = h.Session(sys.argv)
 prog = sys.argv[5]

@@ -36,7 +36,6 @@ run directory of the test's own, real instrumented programs
            emitted, by `fdr stats`), destroy returns.
 Timeouts are the test's TIMEOUT; every wait polls for a state."""
 import glob
-import importlib.util
 import os
 import shutil
 import signal
@@ -47,11 +46,8 @@ import sys
 import threading
 import time
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
 c = h.c
 s = h.Session(sys.argv)
 prog = sys.argv[5]

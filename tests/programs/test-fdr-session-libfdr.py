@@ -19,7 +19,6 @@ real fdrd and register, and are never harmed by it.
     version, an fd nobody asked for: each ends the connection, the program
     connects again, keeps no stray descriptor and exits 0 silently.
   - No fdrd: FDR_DEBUG=1 says so in one line; nothing else changes."""
-import importlib.util
 import os
 import socket
 import signal
@@ -28,11 +27,8 @@ import subprocess
 import sys
 import threading
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
 c = h.c
 s = h.Session(sys.argv)
 prog = sys.argv[5]

@@ -11,15 +11,11 @@ SIGKILLed, and a provider is freed at zero (gone from `fdr list providers
 registrations are refused. Args: fdr fdrd session-client workdir."""
 import signal
 import subprocess
-import importlib.util
 import os
 import sys
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "session_helpers", os.path.join(_here, "test-fdr-session-helpers.py"))
-h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(h)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
 c = h.c
 s = h.Session(sys.argv)
 

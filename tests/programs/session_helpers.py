@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""test-fdr-session-helpers.py - what the fdr-session-* drivers share (not a
+"""session_helpers.py - what the fdr-session-* drivers share (not a
 test itself; loaded with load()): a run directory of the test's own under
 the build tree, `fdr` runs with exact error checks, fdrd started and always
 killed at the end (atexit), and waits for states, never for times.
