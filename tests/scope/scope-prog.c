@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/* scope-prog.c - the program that `fdr scope` watches and steers in the
+ * scope's tests (tests/scope/test-*.mjs) and by hand.
+ *
+ *   scope-prog [--seconds S] [--period-us U] [--threads T] [--report FILE]
+ *       Every U microseconds (default 2000) each of T threads (default 1;
+ *       thread i, from 0) records, in this order:
+ *         scope:level  value=%d        value = i * 1000000 + n, n = 1, 2, ...
+ *                                      (the loop count of that thread)
+ *         scope:tick   n=%lu mono=%lu  thread 0 only: n, and the
+ *                                      CLOCK_MONOTONIC time in ns just before
+ *                                      the event (the switch-off test)
+ *         scope:gain   value=%d        the tunable gain as read this loop,
+ *                                      FDR_TUNABLE_RANGE(gain, 5, 0, 100)
+ *         scope:wave   x=%f            amp * sin(n / 25.0), amp the tunable
+ *                                      FDR_TUNABLE_DOUBLE_RANGE(amp, 1, 0, 10),
+ *                                      plus the tunable FDR_TUNABLE(offset, 0)
+ *         scope:note   text=%s         every 100th loop, a string field
+ *   scope-prog --rate N [--seconds S] [--report FILE]
+ *       One thread records scope:load value=%d (a sawtooth 0..999) N times
+ *       a second, paced by catching up: at each moment it has recorded
+ *       N x (elapsed time) events, in bursts, sleeping when ahead. The
+ *       achieved rate is the program's own measure: a program slowed down
+ *       by its observer falls behind and stays behind.
+ *
+ * Both run until SIGTERM or SIGINT, or for S seconds (0: no limit, the
+ * default); then they exit 0 through exit() (the trace of FDR_OUTPUT is
+ * written whole) after writing, to FILE (default: stdout), one line:
+ *     events E seconds S rate R cpu_ns_per_event C max_gap_us G
+ * E the events recorded (scope:load, or scope:level of thread 0), R = E / S,
+ * C the process's CPU time (user + system) per event, G the longest time
+ * between two consecutive events of thread 0 (a stalled program shows). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fdr/fdr.h>
+
+static volatile sig_atomic_t stop;
+static long period_us = 2000;
+static uint64_t rate;
+static uint64_t events0, max_gap0;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop)
+        ;
+}
+
+static void *watch_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    uint64_t next = mono_ns(), last = 0, gap = 0;
+    static const char *const notes[] = {"hello", "scope with spaces", "h\xc3\xa9llo"};
+    for (uint64_t n = 1; !stop; n++) {
+        int value = t * 1000000 + (int)n;
+        fdr_trace(scope, level, "value=%d", value);
+        uint64_t now = mono_ns();
+        if (t == 0) {
+            fdr_trace(scope, tick, "n=%lu mono=%lu", (unsigned long)n, (unsigned long)now);
+            if (last && now - last > gap)
+                gap = now - last;
+            last = now;
+            events0 = n;
+        }
+        int gain = (int)FDR_TUNABLE_RANGE(gain, 5, 0, 100);
+        fdr_trace(scope, gain, "value=%d", gain);
+        double amp = FDR_TUNABLE_DOUBLE_RANGE(amp, 1.0, 0.0, 10.0);
+        double x = amp * sin((double)n / 25.0) + (double)FDR_TUNABLE(offset, 0);
+        fdr_trace(scope, wave, "x=%f", x);
+        if (n % 100 == 0)
+            fdr_trace(scope, note, "text=%s", notes[(n / 100) % 3]);
+        next += (uint64_t)period_us * 1000u;
+        now = mono_ns();
+        if (next > now)
+            sleep_ns(next - now);
+        else
+            next = now; /* late: no burst to catch up, the period restarts */
+    }
+    if (t == 0)
+        max_gap0 = gap;
+    return NULL;
+}
+
+/* Catch-up pacing: records until the count due at this moment is reached
+ * (bursts of at most 4096 between two reads of the clock), then sleeps
+ * 50 us when ahead. */
+static void rate_loop(void)
+{
+    uint64_t t0 = mono_ns(), n = 0, last = t0, gap = 0;
+    while (!stop) {
+        uint64_t now = mono_ns();
+        if (now - last > gap)
+            gap = now - last;
+        last = now;
+        uint64_t due = (uint64_t)((double)(now - t0) * (double)rate / 1e9);
+        if (n >= due) {
+            sleep_ns(50000);
+            continue;
+        }
+        uint64_t end = due - n > 4096 ? n + 4096 : due;
+        for (; n < end; n++)
+            fdr_trace(scope, load, "value=%d", (int)(n % 1000));
+    }
+    events0 = n;
+    max_gap0 = gap;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: scope-prog [--seconds S] [--period-us U] [--threads T] "
+                    "[--rate N] [--report FILE]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    double seconds = 0;
+    int threads = 1;
+    const char *report = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 >= argc)
+            usage();
+        if (!strcmp(argv[i], "--seconds"))
+            seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--period-us"))
+            period_us = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--threads"))
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--rate"))
+            rate = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--report"))
+            report = argv[++i];
+        else
+            usage();
+    }
+    if (threads < 1 || threads > 64 || period_us < 1 || seconds < 0)
+        usage();
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    if (seconds > 0) {
+        /* a timer thread would be one more recording thread: alarm() in
+         * whole seconds is too coarse, so a POSIX timer signalling us */
+        timer_t tm;
+        struct sigevent sev;
+        memset(&sev, 0, sizeof sev);
+        sev.sigev_notify = SIGEV_SIGNAL;
+        sev.sigev_signo = SIGTERM;
+        struct itimerspec its;
+        memset(&its, 0, sizeof its);
+        its.it_value.tv_sec = (time_t)seconds;
+        its.it_value.tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9);
+        if (timer_create(CLOCK_MONOTONIC, &sev, &tm) != 0 || timer_settime(tm, 0, &its, NULL))
+            return perror("scope-prog: timer"), 1;
+    }
+
+    struct rusage ru0;
+    getrusage(RUSAGE_SELF, &ru0);
+    uint64_t t0 = mono_ns();
+    if (rate) {
+        rate_loop();
+    } else {
+        pthread_t tids[64];
+        for (int i = 1; i < threads; i++)
+            if (pthread_create(&tids[i], NULL, watch_thread, (void *)(intptr_t)i))
+                return perror("scope-prog: pthread_create"), 1;
+        watch_thread((void *)0);
+        for (int i = 1; i < threads; i++)
+            pthread_join(tids[i], NULL);
+    }
+    uint64_t t1 = mono_ns();
+    struct rusage ru1;
+    getrusage(RUSAGE_SELF, &ru1);
+    double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec -
+                          ru0.ru_stime.tv_sec) *
+                     1e9 +
+                 (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec -
+                          ru0.ru_stime.tv_usec) *
+                     1e3;
+    double secs = (double)(t1 - t0) / 1e9;
+    FILE *out = report ? fopen(report, "w") : stdout;
+    if (!out)
+        return perror(report), 1;
+    fprintf(out, "events %llu seconds %.6f rate %.1f cpu_ns_per_event %.1f max_gap_us %.1f\n",
+            (unsigned long long)events0, secs, (double)events0 / secs,
+            events0 ? cpu / (double)events0 : 0.0, (double)max_gap0 / 1e3);
+    if (report)
+        fclose(out);
+    else
+        fflush(out);
+    return 0;
+}
