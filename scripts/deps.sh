@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # deps.sh - installs, from Debian's packages, what a step needs and is missing.
-#   scripts/deps.sh build   compilers and build tools
+#   scripts/deps.sh build   compilers and build tools, libmicrohttpd, and
+#                           uPlot for fdr scope's page (npm ci in web/)
 #   scripts/deps.sh demo    build + babeltrace2 (to print the demo trace)
 #   scripts/deps.sh test    build + everything the test suite uses
 # Runs apt-get only when something is missing; needs root for that.
 set -eu
-build="gcc g++ make cmake pkg-config"
+build="gcc g++ make cmake pkg-config libmicrohttpd-dev"
 demo="$build babeltrace2"
 test="$demo python3 python3-bt2 python3-protobuf protobuf-compiler libbabeltrace2-dev libcmocka-dev clang libclang-rt-14-dev binutils file lttng-tools liblttng-ust-dev python3-barectf"
 case "${1:-}" in
@@ -19,12 +20,24 @@ missing=""
 for p in $want; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
-echo "deps: installing$missing" >&2
-if [ "$(id -u)" != 0 ]; then
-    echo "deps: missing packages:$missing (run as root or install them)" >&2
-    exit 1
+# fdr scope's page embeds uPlot from npm (web/package-lock.json)
+web="$(cd "$(dirname "$0")/.." && pwd)/web"
+need_npm=""
+if [ ! -e "$web/node_modules/uplot/dist/uPlot.iife.min.js" ] && [ -e "$web/package-lock.json" ]; then
+    need_npm=1
+    command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 fi
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if [ -n "$missing" ]; then
+    echo "deps: installing$missing" >&2
+    if [ "$(id -u)" != 0 ]; then
+        echo "deps: missing packages:$missing (run as root or install them)" >&2
+        exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if [ -n "$need_npm" ]; then
+    echo "deps: npm ci --omit=dev --prefix web" >&2
+    npm ci --omit=dev --prefix "$web" >/dev/null
+fi
