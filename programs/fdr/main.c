@@ -17,7 +17,7 @@
 
 static const struct cli_verb *const tables[] = {
     cli_verbs_session, cli_verbs_record,  cli_verbs_offline,
-    cli_verbs_export,  cli_verbs_recover,
+    cli_verbs_export,  cli_verbs_recover, cli_verbs_steer,
 };
 
 static const struct cli_verb *find(const char *name)
