@@ -81,15 +81,15 @@ struct fdrd_ring {
      * packet `part_seq` is in the file up to byte part_bytes of its slot */
     uint64_t out_seq, part_seq, part_bytes, part_ts, part_discarded;
     uint64_t pending_ns; /* since when its committed part waits, 0: none */
-    int file; /* a file-backed ring: read under ring_guard */
-    int dead; /* it faulted (its file shrunk): never read again */
+    int file;            /* a file-backed ring: read under ring_guard */
+    int dead;            /* it faulted (its file shrunk): never read again */
 };
 
 struct fdrd_route {
     struct fdrd_route *next;
     uint32_t id, trace_id, mode, slot;
     uint32_t backfill; /* the trace was started before the process came */
-    uint64_t live_ns;  /* a live relayd trace's period: open packets flushed */
+    uint64_t live_ns;  /* a live trace's period: open packets flushed */
     char outdir[FDR_PROTO_PATH_CAP];
     int dir_fd;      /* <outdir>/<name>-<pid>, -1 until the first write */
     uint32_t meta_n; /* classes the metadata on disk knows */
@@ -486,7 +486,7 @@ static uint64_t last_event(const char *slot, uint64_t from, uint64_t bytes,
     return good;
 }
 
-/* A live trace's ring (the trace is streamed to relayd with a period):
+/* A live trace's ring (streamed to relayd, or tailed by the scope, with a period):
  * closed packets as ring_out writes them, but what an earlier turn wrote
  * of a packet while it was open is left out; then the committed part of
  * the open packet, once it has waited half a period (`force`: at once),
@@ -734,8 +734,9 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
     unsigned slot = 0;
     while (slot < FDR_PROTO_TRACES_MAX && c->col->slot[slot])
         slot++;
-    if (slot == FDR_PROTO_TRACES_MAX || route_of(c, t))
-        return;
+    if (slot == FDR_PROTO_TRACES_MAX || route_of(c, t) ||
+        (t->pid && t->pid != (uint32_t)c->pid))
+        return; /* no slot left, routed already, or a trace of another process */
     struct fdrd_route *r = calloc(1, sizeof *r);
     if (!r) {
         fdrd_log("client %lu (pid %ld): out of memory for trace %s", c->id, (long)c->pid,
@@ -747,7 +748,7 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
     r->mode = t->mode;
     r->slot = slot;
     r->backfill = (uint32_t)backfill;
-    r->live_ns = t->relay ? (uint64_t)t->relay_opts.live_us * 1000 : 0;
+    r->live_ns = (uint64_t)t->relay_opts.live_us * 1000;
     r->dir_fd = -1;
     r->buf_top = r->buf_fd = -1;
     memcpy(r->outdir, t->outdir, sizeof r->outdir);

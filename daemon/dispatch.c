@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -58,6 +59,8 @@ static void list_traces(struct fdrd_server *s, struct fdrd_client *c, uint32_t s
         memcpy(m->name, t->name, sizeof m->name);
         memcpy(m->outdir, t->outdir, sizeof m->outdir);
         memcpy(m->items, t->items, t->len);
+        m->live_us = t->relay_opts.live_us;
+        m->pid = t->pid;
         if (t->relay) {
             struct fdrd_relay_stats st;
             fdrd_relay_stats(t->relay, &st);
@@ -66,7 +69,6 @@ static void list_traces(struct fdrd_server *s, struct fdrd_client *c, uint32_t s
             m->relay_discarded = st.discarded;
             m->relay_state = st.state;
             m->relay_sessions = st.sessions;
-            m->live_us = t->relay_opts.live_us;
             m->relay_ctl = t->relay_opts.ctl_port;
             m->relay_data = t->relay_opts.data_port;
             memcpy(m->relayd, t->relay_opts.host, sizeof m->relayd);
@@ -206,11 +208,103 @@ static void unregister_provider(struct fdrd_server *s, struct fdrd_client *c,
     reply(s, c, m->h.seq, ENOENT, 0, text);
 }
 
+/* Destroys trace t, written out first while it still exists. */
+static int destroy(struct fdrd_server *s, struct fdrd_trace *t, char *text, size_t cap)
+{
+    char name[FDR_PROTO_NAME_CAP];
+    memcpy(name, t->name, sizeof name);
+    fdrd_collect_destroyed(s, t);
+    int rc = fdrd_traces_destroy(&s->traces, name, text, cap);
+    if (rc == 0)
+        fdrd_log("trace %s destroyed", name);
+    return rc;
+}
+
 void fdrd_client_release(struct fdrd_server *s, struct fdrd_client *c)
 {
     for (unsigned i = 0; i < c->nhandles; i++)
         fdrd_providers_unref(&s->providers, c->handles[i]);
     c->nhandles = 0;
+    free(c->state);
+    c->state = NULL;
+    char text[FDR_PROTO_TEXT_CAP];
+    for (unsigned i = s->traces.n; i-- > 0;)
+        if (i < s->traces.n && s->traces.t[i]->owner == c->id)
+            destroy(s, s->traces.t[i], text, sizeof text); /* its creator went away */
+}
+
+/* ---- steering a process (the scope) --------------------------------------- */
+
+/* The registered process with kernel pid `pid` (the latest connection if
+ * an exec'd image registered again), or NULL. */
+static struct fdrd_client *process_of(struct fdrd_server *s, uint32_t pid)
+{
+    struct fdrd_client *best = NULL;
+    for (unsigned i = 0; i < s->nclients; i++) {
+        struct fdrd_client *p = s->clients[i];
+        if (p->registered && !p->dead && (uint32_t)p->pid == pid &&
+            (!best || p->id > best->id))
+            best = p;
+    }
+    return best;
+}
+
+/* CONTROL from the fdr command: passed on to the process it names. */
+static void control(struct fdrd_server *s, struct fdrd_client *c,
+                    const struct fdr__msg_control *m)
+{
+    char text[FDR_PROTO_TEXT_CAP];
+    struct fdrd_client *p = process_of(s, m->pid);
+    if (m->what > FDR__CONTROL_STATE || (m->what == FDR__CONTROL_STATE && m->nitems)) {
+        snprintf(text, sizeof text, "bad control %u", m->what);
+        reply(s, c, m->h.seq, EINVAL, 0, text);
+        return;
+    }
+    if (!p || p == c) {
+        snprintf(text, sizeof text,
+                 "no process with pid %u is registered with fdrd (fdr list processes)",
+                 m->pid);
+        reply(s, c, m->h.seq, ESRCH, 0, text);
+        return;
+    }
+    /* To the process, as it came (checked), with pid 0 and fdrd's seq. */
+    size_t len = m->h.size;
+    struct fdr__msg_control *f = (struct fdr__msg_control *)s->tx;
+    memcpy(f, m, len);
+    fdr__proto_init(f, len, FDR__MSG_CONTROL, 0);
+    f->pid = 0;
+    fdrd_server_send(s, p, f, len);
+    if (m->what != FDR__CONTROL_STATE) {
+        fdrd_log("process %u: %s set by client %lu", m->pid,
+                 m->what == FDR__CONTROL_RECORD ? "events recorded" : "events printed",
+                 c->id);
+        reply(s, c, m->h.seq, 0, 0, NULL);
+        return;
+    }
+    if (!p->state) {
+        snprintf(text, sizeof text, "process %u has not reported its state yet", m->pid);
+        reply(s, c, m->h.seq, ENODATA, 0, text);
+        return;
+    }
+    struct fdr__msg_state *st = (struct fdr__msg_state *)s->tx;
+    memcpy(st, p->state, p->state->h.size);
+    fdr__proto_init(st, p->state->h.size, FDR__MSG_STATE_INFO, m->h.seq);
+    st->pid = m->pid;
+    fdrd_server_send(s, c, st, st->h.size);
+}
+
+/* STATE from a process: kept until the next one. */
+static int keep_state(struct fdrd_client *c, const struct fdr__msg_state *m)
+{
+    if (!c->registered)
+        return -1;
+    struct fdr__msg_state *copy = malloc(m->h.size);
+    if (!copy)
+        return 0; /* the previous one stays */
+    memcpy(copy, m, m->h.size);
+    free(c->state);
+    c->state = copy;
+    return 0;
 }
 
 int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
@@ -224,6 +318,8 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
     case FDR__MSG_CREATE: {
         const struct fdr__msg_create *m = msg;
         rc = fdrd_traces_create(&s->traces, m, text, sizeof text);
+        if (rc == 0 && (m->flags & FDR__CREATE_EPHEMERAL))
+            s->traces.t[s->traces.n - 1]->owner = c->id;
         if (rc == 0)
             fdrd_log("trace %s created (output %s%s%s)", m->name,
                      s->traces.t[s->traces.n - 1]->outdir,
@@ -268,11 +364,8 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
     case FDR__MSG_DESTROY: {
         const struct fdr__msg_trace *m = msg;
         struct fdrd_trace *t = fdrd_traces_find(&s->traces, m->name);
-        if (t) /* written out, while the trace still exists */
-            fdrd_collect_destroyed(s, t);
-        rc = fdrd_traces_destroy(&s->traces, m->name, text, sizeof text);
-        if (rc == 0)
-            fdrd_log("trace %s destroyed", m->name);
+        rc = t ? destroy(s, t, text, sizeof text)
+               : fdrd_traces_destroy(&s->traces, m->name, text, sizeof text);
         reply(s, c, h->seq, rc, 0, text);
         return 0;
     }
@@ -330,6 +423,11 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
     case FDR__MSG_NEED_BUFFERS:
         fdrd_collect_need(s, c, msg);
         return 0;
+    case FDR__MSG_CONTROL:
+        control(s, c, msg);
+        return 0;
+    case FDR__MSG_STATE:
+        return keep_state(c, msg);
     default:
         fdrd_log(
             "client %lu (pid %ld): sent a %s message, which only fdrd sends; dropped",

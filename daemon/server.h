@@ -31,9 +31,10 @@ struct fdrd_client {
     unsigned nhandles;
     struct fdrd_outmsg *out_head, *out_tail; /* replies the socket did not take yet */
     size_t out_bytes;
-    int dead;                 /* drop at the end of this loop turn */
-    struct fdrd_collect *col; /* its class table and routes (collect.c); NULL
-                                 until it sends CLASSES: idle clients stay small */
+    int dead;                     /* drop at the end of this loop turn */
+    struct fdrd_collect *col;     /* its class table and routes (collect.c); NULL
+                                     until it sends CLASSES: idle clients stay small */
+    struct fdr__msg_state *state; /* the last STATE it sent (malloc'd), or NULL */
 };
 
 struct fdrd_server {
@@ -63,7 +64,8 @@ void fdrd_server_send(struct fdrd_server *s, struct fdrd_client *c, const void *
 int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
                   size_t len);
 
-/* dispatch.c: drops every provider reference c holds. */
+/* dispatch.c: drops every provider reference c holds, its state, and
+ * the ephemeral traces it created. */
 void fdrd_client_release(struct fdrd_server *s, struct fdrd_client *c);
 
 #endif

@@ -173,6 +173,12 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
         snprintf(msg, cap, "a trace streamed to relayd is in discard mode");
         return EINVAL;
     }
+    if (m->live_us && (m->live_us < 1000 || m->live_us > 3600000000u ||
+                       m->mode != FDR__TRACE_DISCARD)) {
+        snprintf(msg, cap,
+                 "a live trace is in discard mode, with a period of 1 ms to 1 h");
+        return EINVAL;
+    }
     if (m->outdir[0] && m->outdir[0] != '/') {
         snprintf(msg, cap, "output directory '%.200s' is not an absolute path",
                  m->outdir);
@@ -204,11 +210,12 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
             return ENAMETOOLONG;
         }
     }
+    t->relay_opts.live_us = m->live_us; /* also without relayd: live stream files */
+    t->pid = m->pid;
     if (m->relayd[0]) {
         snprintf(t->relay_opts.host, sizeof t->relay_opts.host, "%s", m->relayd);
         t->relay_opts.ctl_port = m->relayd_ctl;
         t->relay_opts.data_port = m->relayd_data;
-        t->relay_opts.live_us = m->live_us;
         int e = fdrd_relay_start(&t->relay, t->name, t->outdir, &t->relay_opts, msg, cap);
         if (e) {
             free(t);

@@ -31,7 +31,9 @@ struct fdrd_trace {
     struct fdrd_relay_opts relay_opts;
     struct fdrd_relay *relay; /* its sender thread (relay.c), NULL if not streamed */
     int spool;                /* outdir is fdrd's spool for relayd: removed at destroy */
-    int buf_fd;                       /* file-backed buffers (bufdir.c), or -1 */
+    uint32_t pid;             /* only this process is routed into it; 0: every one */
+    unsigned long owner;      /* an ephemeral trace: its creator's client id, else 0 */
+    int buf_fd;               /* file-backed buffers (bufdir.c), or -1 */
     char buffers[FDR_PROTO_PATH_CAP]; /* their directory, or "" */
 };
 

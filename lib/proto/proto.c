@@ -79,6 +79,9 @@ static const struct type_info TYPES[] = {
     FIXED(FDR__MSG_DESTROY, "destroy", T_, 0, STR(T_, name), NONE),
     FIXED(FDR__MSG_LIST, "list", struct fdr__msg_list, 0, NONE, NONE),
     FIXED(FDR__MSG_STATUS, "status", struct fdr__msg_hdr, 0, NONE, NONE),
+    ITEMS(FDR__MSG_CONTROL, "control", struct fdr__msg_control, NONE, NONE),
+    ITEMS(FDR__MSG_STATE, "state", struct fdr__msg_state, NONE, NONE),
+    ITEMS(FDR__MSG_STATE_INFO, "state-info", struct fdr__msg_state, NONE, NONE),
     FIXED(FDR__MSG_SNAPSHOT, "snapshot", struct fdr__msg_snapshot, 0,
           STR(struct fdr__msg_snapshot, name), STR(struct fdr__msg_snapshot, outdir)),
     FIXED(FDR__MSG_REPLY, "reply", struct fdr__msg_reply, 0,
@@ -100,6 +103,14 @@ _Static_assert(sizeof(struct fdr__msg_trace) == 88, "trace layout");
 _Static_assert(sizeof(struct fdr__msg_create) == 8592, "create layout");
 _Static_assert(sizeof(struct fdr__msg_snapshot) == 4184, "snapshot layout");
 _Static_assert(sizeof(struct fdr__msg_items) == 96, "items layout");
+_Static_assert(sizeof(struct fdr__msg_control) == 32, "control layout");
+_Static_assert(sizeof(struct fdr__msg_state) == 32, "state layout");
+_Static_assert(offsetof(struct fdr__msg_control, len) ==
+                   offsetof(struct fdr__msg_control, nitems) + 4,
+               "len follows nitems");
+_Static_assert(offsetof(struct fdr__msg_state, len) ==
+                   offsetof(struct fdr__msg_state, nitems) + 4,
+               "len follows nitems");
 _Static_assert(sizeof(struct fdr__msg_filter) == 96, "filter layout");
 _Static_assert(sizeof(struct fdr__msg_list) == 24, "list layout");
 _Static_assert(sizeof(struct fdr__msg_register_process) == 120, "process layout");

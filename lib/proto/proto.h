@@ -32,9 +32,11 @@
  *
  * Each request of the `fdr` command is answered by one REPLY, except
  * LIST (zero or more *_INFO messages, then END) and STATUS (STATUS_INFO).
- * REGISTER_PROCESS, REGISTER_PROVIDER, UNREGISTER_PROVIDER, CLASSES and
- * NEED_BUFFERS come from libfdr; ROUTE and BUFFER are fdrd's to a process,
- * unasked (docs/daemon.md, "Buffers from fdrd"). */
+ * REGISTER_PROCESS, REGISTER_PROVIDER, UNREGISTER_PROVIDER, CLASSES,
+ * NEED_BUFFERS and STATE come from libfdr; ROUTE and BUFFER are fdrd's to a
+ * process, unasked (docs/daemon.md, "Buffers from fdrd"); CONTROL goes from
+ * the fdr command to fdrd, which passes it on to the process it names
+ * (docs/daemon.md, "Steering a process"). */
 #ifndef FDR_PROTO_PROTO_H
 #define FDR_PROTO_PROTO_H
 
@@ -69,6 +71,8 @@ enum fdr__msg_type {
     FDR__MSG_ROUTE = 6,
     /* libfdr -> fdrd: more rings for a trace */
     FDR__MSG_NEED_BUFFERS = 7,
+    /* a process's state, for the scope (STATE below) */
+    FDR__MSG_STATE = 8,
     /* fdr -> fdrd */
     FDR__MSG_CREATE = 16,
     FDR__MSG_ENABLE = 17,
@@ -80,6 +84,7 @@ enum fdr__msg_type {
     FDR__MSG_LIST = 23,
     FDR__MSG_STATUS = 24,
     FDR__MSG_SNAPSHOT = 25,
+    FDR__MSG_CONTROL = 26, /* also fdrd's to a process */
     /* fdrd -> any */
     FDR__MSG_REPLY = 64,
     FDR__MSG_TRACE_INFO = 65,
@@ -87,6 +92,7 @@ enum fdr__msg_type {
     FDR__MSG_PROVIDER_INFO = 67,
     FDR__MSG_STATUS_INFO = 68,
     FDR__MSG_END = 69,
+    FDR__MSG_STATE_INFO = 70,
 };
 
 /* Trace modes (CREATE, TRACE_INFO). */
@@ -123,9 +129,14 @@ struct fdr__msg_trace {
  * flags FDR__CREATE_FILE_BUFFERS: the trace's rings are files in `buffers`
  * ("" lets fdrd choose <run dir>/buffers/NAME-<fdrd pid>.<trace id>), so
  * that `fdr recover` finds them after fdrd died; buffers is "" without it.
+ * flags EPHEMERAL: fdrd destroys the trace when the connection that created
+ * it closes (the scope's trace: a killed scope leaves nothing recording).
+ * live_us without a relayd: each ring's open packet reaches the stream
+ * files within that period (a reader tailing them sees the newest events).
+ * pid 0: every process is routed into the trace; else only that one.
  *   16 mode | 20 mask | 24 buffer_size u64 | 32 packet_size u64 |
  *   40 name[72] | 112 outdir[4096] | 4208 memory u64 | 4216 relayd[256] |
- *   4472 relayd_ctl | 4476 relayd_data | 4480 live_us | 4484 pad |
+ *   4472 relayd_ctl | 4476 relayd_data | 4480 live_us | 4484 pid |
  *   4488 flags | 4492 pad2 | 4496 buffers[4096] | 8592 */
 struct fdr__msg_create {
     struct fdr__msg_hdr h;
@@ -139,12 +150,13 @@ struct fdr__msg_create {
     char relayd[FDR_PROTO_HOST_CAP];
     uint32_t relayd_ctl, relayd_data;
     uint32_t live_us;
-    uint32_t pad;
+    uint32_t pid;
     uint32_t flags; /* FDR__CREATE_* */
     uint32_t pad2;
     char buffers[FDR_PROTO_PATH_CAP];
 };
 #define FDR__CREATE_FILE_BUFFERS 1u
+#define FDR__CREATE_EPHEMERAL 2u
 /* A buffer directory (daemon/bufdir.c) holds this file, which starts with
  * this line; `fdr recover` reads only a directory that has it. */
 #define FDR__BUFDIR_MARK "fdr-buffers"
@@ -277,6 +289,41 @@ struct fdr__msg_need_buffers {
     uint32_t count;
 };
 
+/* CONTROL: steering one process (the scope's switches and sliders). From
+ * the fdr command to fdrd, pid names the process (the kernel's pid, as
+ * `fdr list processes` shows); fdrd passes the message on to that process
+ * with pid 0. what RECORD or PRINT: the items, joined by ',', are a spec
+ * (docs/environment.md) that replaces the process's choice of events
+ * recorded (as fdr_record_set) or printed (as fdr_trace_set, whose
+ * NAME=VALUE items set tunables and leave the events as they were); fdrd
+ * answers REPLY. what STATE (no items): fdrd answers with the state the
+ * process last sent (STATE_INFO, or a REPLY ENODATA before the first) and
+ * asks the process for a new one. The process applies a spec, then sends
+ * its STATE.
+ *   16 pid | 20 what | 24 nitems | 28 len | 32 items[len] */
+enum { FDR__CONTROL_RECORD = 0, FDR__CONTROL_PRINT = 1, FDR__CONTROL_STATE = 2 };
+struct fdr__msg_control {
+    struct fdr__msg_hdr h;
+    uint32_t pid, what;
+    uint32_t nitems, len;
+    char items[];
+};
+
+/* STATE (a process's, pid 0: after its CLASSES and after every CONTROL)
+ * and STATE_INFO (fdrd's answer to CONTROL STATE, pid the kernel's): one
+ * item per known event and tunable, at most FDR_PROTO_ITEMS_MAX (a
+ * process with more reports the first ones and then the item "+"):
+ *     "E R P provider event"              R, P: 1 recorded, printed; else 0
+ *     "T name i|d r value min max default"  integer (%lld) or floating
+ *                                           (%.17g); r 1: min and max apply
+ *   16 pid | 20 pad | 24 nitems | 28 len | 32 items[len] */
+struct fdr__msg_state {
+    struct fdr__msg_hdr h;
+    uint32_t pid, pad;
+    uint32_t nitems, len;
+    char items[];
+};
+
 /* REPLY: h.status 0 or a positive errno; text a one-line message on error
  * (what follows "fdr VERB: "), value a result (a provider's handle).
  *   16 value | 20 pad | 24 text[256] | 280 */
@@ -292,7 +339,9 @@ struct fdr__msg_reply {
  * relay_state 0 none, 1 connected, 2 connecting again (relayd away),
  * 3 stopped; relay_sessions the relayd sessions opened (1 + reconnects);
  * relay_discarded the events fdrd could not send (counted, never silent).
- *   16 mode | 20 active | 24 mask | 28 pad | 32 buffer_size u64 |
+ * pid: the one process it records, 0 for every one; live_us: its period
+ * when live (with or without relayd), else 0.
+ *   16 mode | 20 active | 24 mask | 28 pid | 32 buffer_size u64 |
  *   40 packet_size u64 | 48 memory u64 | 56 relay_bytes u64 |
  *   64 relay_packets u64 | 72 relay_discarded u64 | 80 relay_state |
  *   84 relay_sessions | 88 live_us | 92 relay_ctl | 96 relay_data | 100 pad2 |
@@ -300,7 +349,7 @@ struct fdr__msg_reply {
  *   4536 items[len] */
 struct fdr__msg_trace_info {
     struct fdr__msg_hdr h;
-    uint32_t mode, active, mask, pad;
+    uint32_t mode, active, mask, pid;
     uint64_t buffer_size, packet_size, memory;
     uint64_t relay_bytes, relay_packets, relay_discarded;
     uint32_t relay_state, relay_sessions;

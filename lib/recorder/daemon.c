@@ -39,6 +39,13 @@
  *     When a trace stops its slot is emptied the same way; when fdrd goes
  *     away every slot is, and the threads go back to their own rings.
  *
+ *   - when fdrd passes on a CONTROL of the fdr command (the scope's
+ *     switches and sliders), it applies the spec as fdr_record_set or
+ *     fdr_trace_set would (control.c), on this thread, and reports the
+ *     process's state (STATE: every known event with its recorded and
+ *     printed switches, every tunable with its value); it reports it also
+ *     once after registering, and whenever fdrd asks.
+ *
  * A forked child closes its copy of the connection (fork_child in init.c
  * calls fdr__daemon_forget): the parent's registration is the parent's;
  * the child starts a thread of its own and registers as a process of its
@@ -64,9 +71,11 @@
 #include "recorder/buffer.h"
 #include "recorder/clock.h"
 #include "recorder/config.h"
+#include "recorder/control.h"
 #include "recorder/daemon.h"
 #include "recorder/provider.h"
 #include "recorder/registry.h"
+#include "recorder/tunable.h"
 #include "recorder/writer.h"
 
 static int wake_fd = -1; /* eventfd: the providers changed */
@@ -288,6 +297,97 @@ static void sync_providers(void)
     }
 }
 
+/* A message's items (checked: NUL-terminated, filling len) joined by ','
+ * into spec[SPEC_CAP], leaving out @file items: the process never reads a
+ * file because another process said so. */
+#define SPEC_CAP (FDR_PROTO_ITEMS_CAP + FDR_PROTO_ITEMS_MAX)
+static void join_items(const char *items, uint32_t len, char *spec)
+{
+    size_t k = 0;
+    for (const char *it = items; it < items + len; it += strlen(it) + 1) {
+        size_t l = strlen(it);
+        if (it[0] == '@')
+            continue;
+        if (k)
+            spec[k++] = ',';
+        memcpy(spec + k, it, l);
+        k += l;
+    }
+    spec[k] = 0;
+}
+
+/* ---- the process's state, for the scope ------------------------------------ */
+
+struct state_buf {
+    struct fdr__msg_state *m;
+    size_t cap; /* bytes for items */
+    int full;   /* an item did not fit: "+" ends the list */
+};
+
+static void state_add(struct state_buf *b, const char *item)
+{
+    size_t n = strlen(item) + 1;
+    if (b->full || n > FDR_PROTO_ITEM_MAX + 1)
+        return;
+    /* Room for this item and a final "+" if more come. */
+    if (b->m->nitems + 2 > FDR_PROTO_ITEMS_MAX || b->m->len + n + 2 > b->cap) {
+        memcpy(b->m->items + b->m->len, "+", 2);
+        b->m->len += 2;
+        b->m->nitems++;
+        b->full = 1;
+        return;
+    }
+    memcpy(b->m->items + b->m->len, item, n);
+    b->m->len += (uint32_t)n;
+    b->m->nitems++;
+}
+
+static void state_event(void *arg, const fdr_event_info_t *e)
+{
+    char item[FDR_PROTO_ITEM_MAX + 1];
+    int n = snprintf(item, sizeof item, "E %d %d %s %s", e->recorded, e->printed,
+                     e->provider, e->event);
+    if (n > 0 && (size_t)n < sizeof item)
+        state_add(arg, item);
+}
+
+static void state_tunable(void *arg, const fdr_tunable_info_t *t)
+{
+    char item[FDR_PROTO_ITEM_MAX + 1];
+    int n =
+        t->is_double
+            ? snprintf(item, sizeof item, "T %s d %d %.17g %.17g %.17g %.17g", t->name,
+                       t->has_range, t->value, t->min, t->max, t->def)
+            : snprintf(item, sizeof item, "T %s i %d %lld %lld %lld %lld", t->name,
+                       t->has_range, t->value_int, t->min_int, t->max_int, t->def_int);
+    if (n > 0 && (size_t)n < sizeof item)
+        state_add(arg, item);
+}
+
+/* Sends STATE: every known event and tunable, one item each. */
+static void send_state(void)
+{
+    static uint64_t buf[(sizeof(struct fdr__msg_state) + FDR_PROTO_ITEMS_CAP) / 8 + 1];
+    struct state_buf b = {(struct fdr__msg_state *)buf, FDR_PROTO_ITEMS_CAP, 0};
+    memset(b.m, 0, sizeof *b.m);
+    fdr__control_event_list(state_event, &b);
+    fdr__tunable_list(state_tunable, &b);
+    if (send_msg(b.m, sizeof *b.m + b.m->len, FDR__MSG_STATE, ++seq) < 0)
+        drop_connection();
+}
+
+/* CONTROL, passed on by fdrd: a spec to apply (its items joined by ','),
+ * or only a question; the state is the answer either way. */
+static void control(const struct fdr__msg_control *m)
+{
+    if (m->what == FDR__CONTROL_RECORD || m->what == FDR__CONTROL_PRINT) {
+        char spec[SPEC_CAP];
+        join_items(m->items, m->len, spec);
+        fdr__control_set_rules(m->what == FDR__CONTROL_PRINT, spec, "fdr scope");
+    }
+    send_state();
+}
+
 /* Reads one message of fdrd's (poll said there is one): a reply to our
  * registrations. 0, or -1 when the connection ended or fdrd sent what it
  * must not: its messages are checked like anyone's. */
@@ -323,17 +423,8 @@ static int read_reply(void)
             return -1; /* routes are numbered from 1, slots 0..31 */
         if (m->active) {
             /* The items were checked by fdrd; parse them all the same. */
-            char spec[FDR_PROTO_ITEMS_CAP + FDR_PROTO_ITEMS_MAX];
-            size_t k = 0;
-            for (const char *it = m->items; it < m->items + m->len;
-                 it += strlen(it) + 1) {
-                size_t l = strlen(it);
-                if (k)
-                    spec[k++] = ',';
-                memcpy(spec + k, it, l);
-                k += l;
-            }
-            spec[k] = 0;
+            char spec[SPEC_CAP];
+            join_items(m->items, m->len, spec);
             if (fdr__rules_parse_flags(spec, "fdrd", FDR__RULES_NO_FILES, NULL, NULL,
                                        &rules) < 0)
                 return -1;
@@ -342,9 +433,15 @@ static int read_reply(void)
                   (m->flags & FDR__ROUTE_BACKFILL) != 0);
         return 0;
     }
+    if (mh->type == FDR__MSG_CONTROL) {
+        control((const void *)buf);
+        return sock_fd >= 0 ? 0 : -1;
+    }
     const struct fdr__msg_reply *r = (const void *)buf;
-    if (r->h.type == FDR__MSG_REPLY && r->h.seq == classes_seq && classes_seq)
+    if (r->h.type == FDR__MSG_REPLY && r->h.seq == classes_seq && classes_seq) {
         window_end(); /* the routes of the traces started then came before */
+        send_state();
+    }
     if (r->h.type == FDR__MSG_REPLY && r->h.seq >= SEQ_PROVIDER &&
         r->h.seq < SEQ_PROVIDER + FDR_PROVIDER_MAX && r->h.status == 0)
         handle[r->h.seq - SEQ_PROVIDER] = r->value;

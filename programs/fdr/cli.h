@@ -31,6 +31,7 @@ extern const struct cli_verb cli_verbs_offline[]; /* print, stats, ... */
 extern const struct cli_verb cli_verbs_export[];  /* export.c: Perfetto, Chrome JSON */
 extern const struct cli_verb cli_verbs_recover[]; /* recover.c: file-backed buffers */
 extern const struct cli_verb cli_verbs_scope[];   /* scope.c: the live web page */
+extern const struct cli_verb cli_verbs_steer[];   /* steer.c: fdr control */
 
 /* Prints "fdr VERB: message\n" on stderr; returns status. */
 int cli_fail(int status, const char *verb, const char *fmt, ...)

@@ -270,6 +270,103 @@ int client_call(struct client *c, void *msg, size_t len, unsigned type, uint32_t
     return 0;
 }
 
+/* Sends msg and reads one answer into c->buf, printing nothing: its type,
+ * or -errno (connection lost, bad answer). */
+static int quiet_call(struct client *c, void *msg, size_t len, unsigned type)
+{
+    fdr__proto_init(msg, len, type, ++c->seq);
+    int rc = fdr__proto_send(c->fd, msg, len, NULL, 0);
+    if (rc < 0)
+        return rc;
+    int fds[FDR_PROTO_FDS_MAX], nfds;
+    long n = fdr__proto_recv(c->fd, c->buf, sizeof c->buf, fds, &nfds, FDR_PROTO_FDS_MAX);
+    if (n == 0)
+        return -ECONNRESET;
+    if (n < 0)
+        return (int)n;
+    if (fdr__proto_check(c->buf, (size_t)n, nfds, NULL, 0) < 0) {
+        fdr__proto_close_fds(fds, nfds);
+        return -EBADMSG;
+    }
+    const struct fdr__msg_hdr *h = (const void *)c->buf;
+    return h->seq == c->seq ? h->type : -EBADMSG;
+}
+
+/* The REPLY in c->buf: its status, with a text when fdrd gave none. */
+static int reply_status(struct client *c)
+{
+    struct fdr__msg_reply *r = (void *)c->buf;
+    if (r->h.status && !r->text[0])
+        snprintf(r->text, sizeof r->text, "%s", strerror((int)r->h.status));
+    return (int)r->h.status;
+}
+
+/* A quiet failure with its reason in c->buf as a REPLY would hold it. */
+static int quiet_fail(struct client *c, int err, const char *why)
+{
+    struct fdr__msg_reply *r = (void *)c->buf;
+    memset(r, 0, sizeof *r);
+    r->h.type = FDR__MSG_REPLY;
+    r->h.status = (uint32_t)err;
+    snprintf(r->text, sizeof r->text, "%s", why ? why : strerror(err));
+    return err;
+}
+
+int client_control(struct client *c, uint32_t pid, unsigned what, const char *spec)
+{
+    uint64_t buf[(sizeof(struct fdr__msg_control) + FDR_PROTO_ITEMS_CAP) / 8 + 1];
+    struct fdr__msg_control *m = (void *)buf;
+    memset(m, 0, sizeof *m);
+    m->pid = pid;
+    m->what = what;
+    for (const char *p = spec ? spec : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n > FDR_PROTO_ITEM_MAX || m->len + n + 1 > FDR_PROTO_ITEMS_CAP ||
+            m->nitems == FDR_PROTO_ITEMS_MAX)
+            return quiet_fail(c, E2BIG, "the spec is too long for one message");
+        if (n) {
+            memcpy(m->items + m->len, p, n);
+            m->items[m->len + n] = 0;
+            m->len += (uint32_t)n + 1;
+            m->nitems++;
+        }
+        p += n + (p[n] == ',');
+    }
+    int t = quiet_call(c, m, sizeof *m + m->len, FDR__MSG_CONTROL);
+    if (t < 0)
+        return quiet_fail(c, -t, "lost the connection to fdrd");
+    if (t != FDR__MSG_REPLY)
+        return quiet_fail(c, EBADMSG, "bad answer from fdrd");
+    return reply_status(c);
+}
+
+int client_state(struct client *c, uint32_t pid, char *out, size_t cap)
+{
+    struct fdr__msg_control m;
+    memset(&m, 0, sizeof m);
+    m.pid = pid;
+    m.what = FDR__CONTROL_STATE;
+    int t = quiet_call(c, &m, sizeof m, FDR__MSG_CONTROL);
+    if (t < 0)
+        return quiet_fail(c, -t, "lost the connection to fdrd");
+    if (t == FDR__MSG_REPLY)
+        return reply_status(c) ? reply_status(c) : quiet_fail(c, EBADMSG, NULL);
+    if (t != FDR__MSG_STATE_INFO || cap == 0)
+        return quiet_fail(c, EBADMSG, "bad answer from fdrd");
+    const struct fdr__msg_state *st = (const void *)c->buf;
+    size_t k = 0;
+    for (const char *it = st->items; it < st->items + st->len; it += strlen(it) + 1) {
+        size_t n = strlen(it);
+        if (k + n + 2 > cap)
+            break;
+        memcpy(out + k, it, n);
+        out[k + n] = '\n';
+        k += n + 1;
+    }
+    out[k] = 0;
+    return 0;
+}
+
 /* Length of a valid UTF-8 sequence at s (1..4), or 0. */
 static int utf8_len(const unsigned char *s)
 {

@@ -39,6 +39,21 @@ int client_call(struct client *c, void *msg, size_t len, unsigned type, uint32_t
 int client_send(struct client *c, void *msg, size_t len, unsigned type);
 int client_next(struct client *c);
 
+/* Steering a process through fdrd (the scope; docs/daemon.md). Both print
+ * nothing: they return 0 or a positive errno value, with fdrd's one-line
+ * reason in ((struct fdr__msg_reply *)c->buf)->text.
+ * client_control: spec (items separated by ',') replaces the choice of
+ * events recorded (what FDR__CONTROL_RECORD, as fdr_record_set) or printed
+ * (FDR__CONTROL_PRINT, as fdr_trace_set; NAME=VALUE items set tunables) of
+ * process pid. ESRCH: no such process registered.
+ * client_state: the state process pid last reported, one line per item
+ * (proto.h, struct fdr__msg_state), '\n'-terminated, into out[0..cap)
+ * (lines that do not fit are left out); fdrd also asks the process for a
+ * new one, so calling it every second keeps it fresh. ESRCH, or ENODATA
+ * when the process has not reported yet. */
+int client_control(struct client *c, uint32_t pid, unsigned what, const char *spec);
+int client_state(struct client *c, uint32_t pid, char *out, size_t cap);
+
 /* Prints s as a JSON string (quotes, escapes, \u00XX for control bytes;
  * bytes >= 0x80 that are not valid UTF-8 as \u00XX too). */
 void json_str(FILE *f, const char *s);

@@ -16,8 +16,8 @@
 #include "cli.h"
 
 static const struct cli_verb *const tables[] = {
-    cli_verbs_session, cli_verbs_record,  cli_verbs_offline,
-    cli_verbs_export,  cli_verbs_recover, cli_verbs_scope,
+    cli_verbs_session, cli_verbs_record, cli_verbs_offline, cli_verbs_export,
+    cli_verbs_recover, cli_verbs_steer,  cli_verbs_scope,
 };
 
 static const struct cli_verb *find(const char *name)

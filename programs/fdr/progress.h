@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* progress.h - the progress bar of verbs that read a whole trace (export,
- * stats): on a terminal only (stderr), and only once the work has taken
+ * stats, recover): on a terminal only (stderr), and only once the work has taken
  * longer than a second (FDR_PROGRESS_DELAY_MS, default 1000), so that a
  * quick run and a run whose stderr is a file or a pipe print nothing. */
 #ifndef FDR_PROGRAMS_PROGRESS_H

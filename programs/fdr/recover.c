@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "common/classes.h"
 #include "common/committed.h"
 #include "common/drain.h"
@@ -54,7 +55,45 @@ struct rec {
     const char *verb;
     int out_top; /* OUT */
     uint64_t events, packets, cut, corrupt, rings, skipped, procs;
+    struct progress bar;
+    uint64_t total, done; /* bytes of ring files: all, read */
 };
+
+/* Bytes of the ring files of DIR (top): the progress bar's total. */
+static uint64_t ring_bytes(int top)
+{
+    uint64_t sum = 0;
+    int fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int pd = e->d_name[0] == '.'
+                     ? -1
+                     : openat(dirfd(d), e->d_name,
+                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *p = pd < 0 ? NULL : fdopendir(pd);
+        if (!p) {
+            if (pd >= 0)
+                close(pd);
+            continue;
+        }
+        struct dirent *r;
+        struct stat st;
+        while ((r = readdir(p)) != NULL)
+            if (strncmp(r->d_name, "ring-", 5) == 0 &&
+                fstatat(dirfd(p), r->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISREG(st.st_mode))
+                sum += (uint64_t)st.st_size;
+        closedir(p);
+    }
+    closedir(d);
+    return sum;
+}
 
 /* A whole file, read into malloc'ed memory (NUL-terminated); *len its
  * size. NULL with errno. */
@@ -267,6 +306,8 @@ static void one_ring(struct rec *x, int dir, const char *pname, const char *name
     h->out_lost = (uint64_t)0 - base;
     baseline(out, h, &g, first, produced);
     for (uint64_t seq = first; seq < produced; seq++) {
+        if (((seq - first) & 63) == 0)
+            progress_update(&x->bar, x->done + (seq - first) * g.packet_size, x->total);
         x->cut += (uint64_t)cut_packet(h, &g, seq, t);
         uint64_t grown = 0;
         int rc = fdr__drain_packet(out, h, &g, seq, t, &grown);
@@ -286,6 +327,7 @@ static void one_ring(struct rec *x, int dir, const char *pname, const char *name
         h->out_bytes = 0; /* the baseline alone: nothing to recover */
     x->events += count_events(out, t);
     x->rings++;
+    x->done += (uint64_t)st.st_size;
     uint64_t bytes = h->out_bytes;
     close(out);
     if (!bytes)
@@ -422,10 +464,13 @@ static int cmd_recover(int argc, char **argv)
         close(x.out_top);
         return cli_fail(1, verb, "%s: %s", dir, strerror(errno));
     }
+    x.total = ring_bytes(dirfd(d));
+    progress_start(&x.bar, verb);
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
         if (e->d_name[0] != '.' && strcmp(e->d_name, MARK) != 0)
             one_process(&x, dirfd(d), e->d_name);
+    progress_end(&x.bar);
     closedir(d);
     close(x.out_top);
     printf("recovered %llu events in %llu packets from %llu rings of %llu processes "

@@ -228,6 +228,7 @@ static int cmd_create(int argc, char **argv)
                                          {"memory", required_argument, 0, 'm'},
                                          {"relayd", required_argument, 0, 'R'},
                                          {"live", optional_argument, 0, 'L'},
+                                         {"pid", required_argument, 0, 'P'},
                                          {"file-buffers", optional_argument, 0, 'F'},
                                          {0, 0, 0, 0}};
     static struct fdr__msg_create m;
@@ -277,6 +278,15 @@ static int cmd_create(int argc, char **argv)
                                 "ports 1 to 65535",
                                 optarg);
             break;
+        case 'P': {
+            char *end;
+            errno = 0;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (end == optarg || *end || errno || v == 0 || v > 0x7fffffff)
+                return cli_fail(2, verb, "bad --pid '%s': a process id", optarg);
+            m.pid = (uint32_t)v;
+            break;
+        }
         case 'L':
             m.live_us = 1000000;
             if (optarg && parse_period(optarg, &m.live_us) < 0)
@@ -294,8 +304,8 @@ static int cmd_create(int argc, char **argv)
     }
     if (modes > 1)
         return cli_fail(2, verb, "--overwrite and --snapshot exclude each other");
-    if (m.live_us && !m.relayd[0])
-        return cli_fail(2, verb, "--live needs --relayd");
+    if (m.live_us && m.mode != FDR__TRACE_DISCARD)
+        return cli_fail(2, verb, "--live is for a trace in discard mode");
     if (m.relayd[0] && m.mode != FDR__TRACE_DISCARD)
         return cli_fail(2, verb,
                         "--relayd streams a discard-mode trace (not --overwrite or "
@@ -523,9 +533,9 @@ static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
             out,
             ", \"active\": %s, \"mode\": \"%s\", \"mask\": %u, \"mask_hex\": \"0x%08x\", "
             "\"buffer_size\": %" PRIu64 ", \"packet_size\": %" PRIu64
-            ", \"memory\": %" PRIu64 ", \"output\": ",
+            ", \"memory\": %" PRIu64 ", \"pid\": %u, \"live_us\": %u, \"output\": ",
             t->active ? "true" : "false", mode, t->mask, t->mask, t->buffer_size,
-            t->packet_size, t->memory);
+            t->packet_size, t->memory, t->pid, t->live_us);
         json_str(out, t->outdir);
         fprintf(out, ", \"events\": [");
         for (uint32_t i = 0; i < t->nitems; i++, item += strlen(item) + 1) {
@@ -544,6 +554,10 @@ static void trace_out(const struct fdr__msg_trace_info *t, int json, int first)
     print_size(t->packet_size);
     fprintf(out, " memory=");
     print_size(t->memory);
+    if (t->pid)
+        fprintf(out, " pid=%u", t->pid);
+    if (t->live_us)
+        fprintf(out, " live=%gs", t->live_us / 1e6);
     fprintf(out, "\n    output: %s\n    events:", t->outdir);
     if (!t->nitems)
         fprintf(out, " (none)");
@@ -787,7 +801,7 @@ const struct cli_verb cli_verbs_session[] = {
     {"create", cmd_create,
      "NAME [-o DIR] [--overwrite|--snapshot] [--buffer-size N] [--packet-size N]\n"
      "       [--memory N] [--relayd HOST[:CONTROL[:DATA]] [--live[=PERIOD]]]\n"
-     "       [--file-buffers[=DIR]]",
+     "       [--file-buffers[=DIR]] [--pid PID]",
      "create a trace in fdrd (started by this verb if it is not running)",
      "NAME: 1 to 64 of [A-Za-z0-9_.-], not starting with '.' or '-'; at most 32\n"
      "traces exist at once. The trace records nothing until `fdr enable` selects\n"
@@ -807,8 +821,10 @@ const struct cli_verb cli_verbs_session[] = {
      "                    stream the trace to lttng-relayd (ports 5342, 5343 by\n"
      "                    default; discard mode only); without -o the local copy\n"
      "                    is a spool fdrd removes at destroy (docs/fleet.md)\n"
-     "  --live[=PERIOD]   a live relay session: packets reach relayd within\n"
-     "                    PERIOD (default 1s; also 500ms, 2, ...)\n"
+     "  --live[=PERIOD]   open packets reach the stream files within PERIOD\n"
+     "                    (default 1s; also 500ms, 2, ...), for readers that\n"
+     "                    tail them; with --relayd, a live relay session\n"
+     "  --pid PID         record only process PID\n"
      "  --file-buffers[=DIR]  keep the rings in files in DIR (made by fdrd, 0700;\n"
      "                    it must not exist; default RUNDIR/buffers/NAME-PID.ID),\n"
      "                    so that `fdr recover DIR` rebuilds what the programs\n"

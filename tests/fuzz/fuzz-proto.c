@@ -68,6 +68,21 @@ static void inspect(const void *msg, size_t len)
             abort();
         break;
     }
+    case FDR__MSG_CONTROL: {
+        const struct fdr__msg_control *m = msg;
+        items = m->items, nitems = m->nitems, ilen = m->len;
+        if (sizeof *m + ilen != len)
+            abort();
+        break;
+    }
+    case FDR__MSG_STATE:
+    case FDR__MSG_STATE_INFO: {
+        const struct fdr__msg_state *m = msg;
+        items = m->items, nitems = m->nitems, ilen = m->len;
+        if (sizeof *m + ilen != len)
+            abort();
+        break;
+    }
     case FDR__MSG_REPLY: {
         const struct fdr__msg_reply *m = msg;
         must_be_terminated(m->text, sizeof m->text);

@@ -134,3 +134,9 @@ add_test(NAME fdr-relay-hosts
                  $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>
                  ${_ses_out}/relay-hosts $<TARGET_FILE:session-prog>)
 set_tests_properties(fdr-relay-hosts PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+# fdr-daemon-control: fdr control steers a running program through fdrd
+# (events recorded and printed, tunables; checked in the program's own
+# trace), refusals, and the scope's trace (ephemeral, one pid, live
+# stream files without relayd).
+fdr_prog_test(fdr-daemon-control control 300)

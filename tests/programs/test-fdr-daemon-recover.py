@@ -18,7 +18,8 @@ over the header of one storm ring of D, and over the middle of another.
 
   - fdr recover D: exit 1, one line for the corrupt ring, a summary line
     that counts it; fdr recover O: exit 0; babeltrace2 reads both
-    outputs without an error;
+    outputs without an error; on a terminal (a pty) recover shows its
+    progress bar;
   - D, per go thread: what fdrd wrote before it died plus what was
     recovered holds every event at most once, in order, and recorded +
     discarded == emitted exactly (bt2, per_thread), the discards of the
@@ -34,6 +35,7 @@ over the header of one storm ring of D, and over the middle of another.
 import collections
 import glob
 import os
+import pty
 import re
 import signal
 import struct
@@ -213,6 +215,27 @@ c.check(re.match(r"recovered [1-9]\d* events in [1-9]\d* packets from \d+ rings 
         "recover O summary: %r" % r.stdout)
 for d in (rec_d, rec_o):
     bt_cli(d)
+
+# On a terminal, recover shows its progress bar (bytes of ring files done of
+# all, rate, time left); on a pipe (above) it printed nothing but its line.
+master, slave = pty.openpty()
+e = dict(s.env, FDR_PROGRESS_DELAY_MS="0")
+pr = subprocess.Popen([s.fdr_bin, "recover", buf_o, "-o", rec_o + "-tty"], env=e,
+                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+os.close(slave)
+seen = b""
+while True:
+    try:
+        chunk = os.read(master, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    seen += chunk
+os.close(master)
+c.check(pr.wait(timeout=120) == 0 and b"\r\x1b[Kfdr recover: " in seen and
+        b" MB of " in seen and b"MB/s" in seen, "recover: no progress bar on a "
+        "terminal: %r" % seen[:200])
 
 # D: fdrd's output and the recovered rest, exact per thread.
 rec_events = 0

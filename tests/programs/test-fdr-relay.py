@@ -238,7 +238,8 @@ def basic():
     c.check("X" not in s.traces(), "no trace made when relayd is unreachable")
     s.fdr_err(["create", "X", "--relayd", "h:0"], "fdr create: bad --relayd 'h:0': "
               "HOST[:CONTROL_PORT[:DATA_PORT]], ports 1 to 65535", 2)
-    s.fdr_err(["create", "X", "--live"], "fdr create: --live needs --relayd", 2)
+    s.fdr_err(["create", "X", "--live", "--overwrite"],
+              "fdr create: --live is for a trace in discard mode", 2)
     s.fdr_err(["create", "X", "--relayd", "h", "--live=0"], "fdr create: bad --live "
               "period '0': seconds, or a number with s, ms or us (1 ms to 1 hour)", 2)
     s.fdr_err(["create", "X", "--relayd", "h", "--overwrite"], "fdr create: --relayd "

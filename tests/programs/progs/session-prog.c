@@ -43,6 +43,12 @@
  *       routed, records N (t = 1) and then execs "session-prog forks 0 N"
  *       (the new image registers again and records N with t = 0); prints
  *       "done S" with the child's exit status
+ *   session-prog steer
+ *       (fdr control's test) a thread records, every 100 µs, ses:tick (t =
+ *       the tunable gain, FDR_TUNABLE_RANGE(gain, 5, 0, 100), n = 0, 1, ...);
+ *       main prints "ready", then per line of stdin records ses:mark (t =
+ *       gain, n = the line's number, from 1) and prints "marked N"; at end
+ *       of input stops the thread and exits 0
  *   session-prog storm THREADS
  *       THREADS threads record ses:tick and ses:rare (t, n) without pause
  *       until the end of input; prints "ready" once they run
@@ -429,6 +435,34 @@ static void *spin(void *arg)
     return NULL;
 }
 
+static void *steer_thread(void *arg)
+{
+    (void)arg;
+    struct timespec nap = {0, 100 * 1000};
+    for (long n = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); n++) {
+        fdr_trace(ses, tick, "t=%d n=%ld", (int)FDR_TUNABLE_RANGE(gain, 5, 0, 100), n);
+        nanosleep(&nap, NULL);
+    }
+    return NULL;
+}
+
+static int steer(void)
+{
+    char line[64];
+    pthread_t th;
+    pthread_create(&th, NULL, steer_thread, NULL);
+    puts("ready");
+    fflush(stdout);
+    for (long n = 1; fgets(line, sizeof line, stdin); n++) {
+        fdr_trace(ses, mark, "t=%d n=%ld", (int)FDR_TUNABLE_RANGE(gain, 5, 0, 100), n);
+        printf("marked %ld\n", n);
+        fflush(stdout);
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    pthread_join(th, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char line[64];
@@ -608,6 +642,8 @@ int main(int argc, char **argv)
                (unsigned long long)(maxb / 1000));
         return 0;
     }
+    if (argc == 2 && strcmp(argv[1], "steer") == 0)
+        return steer();
     if (argc == 3 && strcmp(argv[1], "storm") == 0) {
         int nt = atoi(argv[2]);
         pthread_t th[16];
