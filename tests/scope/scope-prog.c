@@ -23,6 +23,9 @@
  *       achieved rate is the program's own measure: a program slowed down
  *       by its observer falls behind and stays behind.
  *
+ * SIGUSR1 starts the measure again (what the report counts): events, time
+ * and CPU from that moment (the load test sends it once the browsers watch).
+ *
  * Both run until SIGTERM or SIGINT, or for S seconds (0: no limit, the
  * default); then they exit 0 through exit() (the trace of FDR_OUTPUT is
  * written whole) after writing, to FILE (default: stdout), one line:
@@ -45,7 +48,7 @@
 
 #include <fdr/fdr.h>
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, restart;
 static long period_us = 2000;
 static uint64_t rate;
 static uint64_t events0, max_gap0;
@@ -63,11 +66,27 @@ static void on_signal(int sig)
     stop = 1;
 }
 
+static void on_usr1(int sig)
+{
+    (void)sig;
+    restart = 1;
+}
+
 static void sleep_ns(uint64_t ns)
 {
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop)
         ;
+}
+
+static uint64_t measure_t0, measure_n0;
+static struct rusage measure_ru0;
+
+static void measure_start(uint64_t n)
+{
+    getrusage(RUSAGE_SELF, &measure_ru0);
+    measure_t0 = mono_ns();
+    measure_n0 = n;
 }
 
 static void *watch_thread(void *arg)
@@ -85,6 +104,11 @@ static void *watch_thread(void *arg)
                 gap = now - last;
             last = now;
             events0 = n;
+            if (restart) {
+                restart = 0;
+                measure_start(n);
+                gap = 0;
+            }
         }
         int gain = (int)FDR_TUNABLE_RANGE(gain, 5, 0, 100);
         fdr_trace(scope, gain, "value=%d", gain);
@@ -112,6 +136,12 @@ static void rate_loop(void)
 {
     uint64_t t0 = mono_ns(), n = 0, last = t0, gap = 0;
     while (!stop) {
+        if (restart) {
+            restart = 0;
+            measure_start(n);
+            gap = 0;
+            last = mono_ns();
+        }
         uint64_t now = mono_ns();
         if (now - last > gap)
             gap = now - last;
@@ -181,9 +211,11 @@ int main(int argc, char **argv)
             return perror("scope-prog: timer"), 1;
     }
 
-    struct rusage ru0;
-    getrusage(RUSAGE_SELF, &ru0);
-    uint64_t t0 = mono_ns();
+    struct sigaction su;
+    memset(&su, 0, sizeof su);
+    su.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &su, NULL);
+    measure_start(0);
     if (rate) {
         rate_loop();
     } else {
@@ -195,8 +227,9 @@ int main(int argc, char **argv)
         for (int i = 1; i < threads; i++)
             pthread_join(tids[i], NULL);
     }
-    uint64_t t1 = mono_ns();
-    struct rusage ru1;
+    uint64_t t1 = mono_ns(), t0 = measure_t0;
+    struct rusage ru1, ru0 = measure_ru0;
+    events0 -= measure_n0;
     getrusage(RUSAGE_SELF, &ru1);
     double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec -
                           ru0.ru_stime.tv_sec) *
