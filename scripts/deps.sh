@@ -4,12 +4,13 @@
 #   scripts/deps.sh build   compilers and build tools, libmicrohttpd, and
 #                           uPlot for fdr scope's page (npm ci in web/)
 #   scripts/deps.sh demo    build + babeltrace2 (to print the demo trace)
-#   scripts/deps.sh test    build + everything the test suite uses
+#   scripts/deps.sh test    build + everything the test suite uses (with
+#                           chromium and web/'s devDependencies: playwright-core)
 # Runs apt-get only when something is missing; needs root for that.
 set -eu
 build="gcc g++ make cmake pkg-config libmicrohttpd-dev"
 demo="$build babeltrace2"
-test="$demo python3 python3-bt2 python3-protobuf protobuf-compiler libbabeltrace2-dev libcmocka-dev clang libclang-rt-14-dev binutils file lttng-tools liblttng-ust-dev python3-barectf"
+test="$demo python3 python3-bt2 python3-protobuf protobuf-compiler libbabeltrace2-dev libcmocka-dev clang libclang-rt-14-dev binutils file lttng-tools liblttng-ust-dev python3-barectf chromium"
 case "${1:-}" in
 build) want=$build ;;
 demo) want=$demo ;;
@@ -23,8 +24,18 @@ done
 # fdr scope's page embeds uPlot from npm (web/package-lock.json)
 web="$(cd "$(dirname "$0")/.." && pwd)/web"
 need_npm=""
+npm_args="--omit=dev"
 if [ ! -e "$web/node_modules/uplot/dist/uPlot.iife.min.js" ] && [ -e "$web/package-lock.json" ]; then
     need_npm=1
+fi
+# the scope's browser tests (tests/scope) drive Debian's chromium with
+# playwright-core, a devDependency: npm ci with devDependencies
+if [ "$1" = test ] && [ ! -e "$web/node_modules/playwright-core/package.json" ] &&
+    [ -e "$web/package-lock.json" ]; then
+    need_npm=1
+    npm_args=""
+fi
+if [ -n "$need_npm" ]; then
     command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 fi
 if [ -n "$missing" ]; then
@@ -38,6 +49,7 @@ if [ -n "$missing" ]; then
     apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 if [ -n "$need_npm" ]; then
-    echo "deps: npm ci --omit=dev --prefix web" >&2
-    npm ci --omit=dev --prefix "$web" >/dev/null
+    echo "deps: npm ci $npm_args --prefix web" >&2
+    # shellcheck disable=SC2086
+    npm ci $npm_args --prefix "$web" >/dev/null
 fi
