@@ -46,7 +46,25 @@ struct scope_ctl {
     pthread_mutex_t mu; /* one request at a time on the connection */
     struct client *c;
     uint32_t pid;
+    char trace[64]; /* the scope's own trace ("" when none) */
 };
+
+/* ENABLE or DISABLE (type) of one item in trace `name`. 0 or 1. */
+static int trace_items(struct client *c, const char *name, unsigned type,
+                       const char *item)
+{
+    static uint64_t buf[1024];
+    struct fdr__msg_items *it = (struct fdr__msg_items *)buf;
+    size_t n = strlen(item) + 1;
+    if (n > FDR_PROTO_ITEM_MAX + 1)
+        return 1;
+    memset(it, 0, sizeof *it);
+    fdr__proto_set_str(it->name, sizeof it->name, name);
+    memcpy(it->items, item, n);
+    it->nitems = 1;
+    it->len = (uint32_t)n;
+    return client_call(c, it, sizeof *it + n, type, NULL);
+}
 
 static const char *verb = "scope";
 
@@ -147,6 +165,11 @@ int scope_ctl_apply(struct scope_ctl *ctl, struct scope_db *db, const char *what
     if (e) {
         const struct fdr__msg_reply *r = (const void *)ctl->c->buf;
         snprintf(why, cap, "%s", r->text[0] ? r->text : strerror(e));
+    } else if (record && ctl->trace[0]) {
+        /* The scope's own trace is a route of the program's, and a route's
+         * selection decides what goes into it, whatever the program's
+         * choice: the same switch there, so that the chart shows it. */
+        trace_items(ctl->c, ctl->trace, onv ? FDR__MSG_ENABLE : FDR__MSG_DISABLE, event);
     }
     pthread_mutex_unlock(&ctl->mu);
     if (e)
@@ -243,14 +266,7 @@ static int make_trace(struct client *c, const char *name, const char *outdir,
 #endif
     if (client_call(c, &m, sizeof m, FDR__MSG_CREATE, NULL))
         return 1;
-    static uint64_t buf[1024];
-    struct fdr__msg_items *it = (struct fdr__msg_items *)buf;
-    memset(it, 0, sizeof *it);
-    fdr__proto_set_str(it->name, sizeof it->name, name);
-    memcpy(it->items, "*", 2);
-    it->nitems = 1;
-    it->len = 2;
-    if (client_call(c, it, sizeof *it + 2, FDR__MSG_ENABLE, NULL))
+    if (trace_items(c, name, FDR__MSG_ENABLE, "*"))
         return 1;
     struct fdr__msg_trace t;
     memset(&t, 0, sizeof t);
@@ -386,7 +402,7 @@ static int cmd_scope(int argc, char **argv)
     static struct scope_db db;
     if (scope_db_init(&db, is_dir, window) < 0)
         return cli_fail(1, verb, "out of memory");
-    struct scope_ctl ctl = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+    struct scope_ctl ctl = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, ""};
     struct scope_tail *tail = NULL;
     struct scope_http *http = NULL;
     char tmp[4096] = "", outdir[4200] = "", name[64] = "";
@@ -476,9 +492,8 @@ static int cmd_scope(int argc, char **argv)
             snprintf(name, sizeof name, "scope-%ld", (long)getpid());
             if ((rc = make_trace(ctl.c, name, outdir, pid)) != 0)
                 goto out;
-            for (int i = 0; i < 200 && stat(outdir, &st) < 0; i++)
-                usleep(10000); /* fdrd makes the directory as it starts the trace */
             ctl.pid = pid;
+            snprintf(ctl.trace, sizeof ctl.trace, "%s", name);
             db.pid = pid;
             db.running = 1;
 #ifdef FDR_SCOPE_CONTROL
@@ -559,8 +574,13 @@ out:
         client_close(ctl.c);
         free(ctl.c);
     }
-    if (tmp[0])
+    /* fdrd may still be writing the last packets of the destroyed trace */
+    for (int i = 0; tmp[0] && i < 40; i++) {
         remove_tree(AT_FDCWD, tmp, 0);
+        if (stat(tmp, &st) < 0)
+            break;
+        usleep(50000);
+    }
     scope_db_free(&db);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;

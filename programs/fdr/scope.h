@@ -182,7 +182,7 @@ int scope_db_event_find(struct scope_db *db, const char *id);
 
 /* scope_tail.c: the readers. */
 struct scope_tail;
-/* Tails the trace directory dir (its <name>-<pid>/ subdirectories) in a
+/* Tails the trace directory dir, once it exists (its <name>-<pid>/ subdirectories) in a
  * thread of its own; punch: free what was read (the scope's own trace). */
 int scope_tail_start(struct scope_db *db, const char *dir, int punch,
                      struct scope_tail **out);

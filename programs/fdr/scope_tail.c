@@ -62,7 +62,8 @@ struct tproc {
 struct scope_tail {
     pthread_t thread;
     struct scope_db *db;
-    int dfd, punch, stop;
+    char *dir;
+    int dfd, punch, stop; /* dfd -1 until fdrd made the directory */
     unsigned n;
     struct tproc *p[TPROCS_MAX];
     char *pkt;
@@ -128,6 +129,10 @@ static int load_classes(struct scope_tail *t, struct tproc *p, int force)
 /* New <name>-<pid>/ directories of the trace. */
 static void scan_procs(struct scope_tail *t)
 {
+    if (t->dfd < 0)
+        t->dfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (t->dfd < 0)
+        return;
     int fd = dup(t->dfd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
@@ -336,15 +341,11 @@ int scope_tail_start(struct scope_db *db, const char *dir, int punch,
         return -ENOMEM;
     t->db = db;
     t->punch = punch;
-    t->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (t->dfd < 0) {
-        int e = errno;
-        free(t);
-        return -e;
-    }
-    int e = pthread_create(&t->thread, NULL, tail_main, t);
+    t->dfd = -1;
+    t->dir = strdup(dir);
+    int e = t->dir ? pthread_create(&t->thread, NULL, tail_main, t) : ENOMEM;
     if (e) {
-        close(t->dfd);
+        free(t->dir);
         free(t);
         return -e;
     }
@@ -364,7 +365,9 @@ void scope_tail_stop(struct scope_tail *t)
         close(t->p[i]->dirfd);
         free(t->p[i]);
     }
-    close(t->dfd);
+    if (t->dfd >= 0)
+        close(t->dfd);
+    free(t->dir);
     free(t->pkt);
     free(t);
 }
