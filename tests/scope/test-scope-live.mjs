@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+// test-scope-live.mjs - `fdr scope -- scope-prog` watched and steered from a
+// real headless Chromium, checked against the program's own trace
+// (FDR_OUTPUT, read with bt2 once it has ended):
+//   - the page loads with no console error, at 1280x800 and 390x844 (no
+//     sideways scrolling; a screenshot of each kept in the work directory);
+//   - the chart of scope:level.value ends with exactly the program's last
+//     20 scope:level events (time and value);
+//   - moving the gain slider with the mouse sends at most one request per
+//     100 ms and the final value; the program then reads that value (its
+//     scope:gain events);
+//   - switching scope:tick's "recorded" off in the page: the program's
+//     last scope:tick is at most 200 ms after the control request's answer,
+//     on CLOCK_MONOTONIC (tick's mono field, node's hrtime), while its other
+//     events go on;
+//   - zoom (drag), pan (button, shift+wheel), double-click reset, the
+//     min/max/mean of the view, CSV and PNG downloads;
+//   - replay: `fdr scope DIR` of that trace ends with the same points.
+// The scope runs with --window 2: slices of 2/2048 s, so that the program's
+// events (10 ms apart) are each kept exactly (docs/scope.md: thinning).
+import fs from "node:fs";
+import path from "node:path";
+import {A, Session, check, log, waitFor, monoNs, readTrace, getJSON, pidAlive, main} from "./lib.mjs";
+
+const LEVEL = "scope:level.value";
+const GAIN = "scope:gain.value";
+const N = 20;
+
+function chartLocator(page, field) {
+  return page.locator(".chart", {has: page.locator(".chart-title", {hasText: field})});
+}
+
+async function chartInfo(page, field) {
+  const cs = await page.evaluate(() => window.fdrScope.charts());
+  return cs.find((c) => c.fields.includes(field));
+}
+
+// the trace's last n events named `name` as [[t_ns (BigInt), value]]
+function lastEvents(events, name, n) {
+  return events.filter((e) => e.name === name).slice(-n).map((e) => [e.ts_ns, e.fields.value]);
+}
+
+// Same values, same times within 100 us: live, the scope converts the
+// clock with the frequency known so far, the trace's metadata has the one
+// calibrated at its end (docs/trace-format.md, Clock): a few us apart after
+// seconds. The program's events are 10 ms apart: no other event is that close.
+const TIME_TOLERANCE_NS = 100000;
+function samePoints(page, trace, what) {
+  check(page.length === trace.length, `${what}: ${page.length} points on the page, ${trace.length} in the trace`);
+  let worst = 0;
+  for (let i = 0; i < page.length; i++) {
+    const dt = Math.abs(page[i][0] * 1e9 - Number(trace[i][0]));
+    worst = Math.max(worst, dt);
+    check(dt < TIME_TOLERANCE_NS && page[i][1] === trace[i][1],
+          `${what}: point ${i} is (${page[i][0]}, ${page[i][1]}) on the page, ` +
+          `(${Number(trace[i][0]) / 1e9}, ${trace[i][1]}) in the trace`);
+  }
+  log(`${what}: ${page.length} points, same values, times within ${(worst / 1000).toFixed(1)} us`);
+}
+
+async function noSidewaysScroll(page, width) {
+  const w = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(w <= width + 1, `the page is ${w} px wide in a ${width} px window`);
+}
+
+main("scope-live", async () => {
+  const s = new Session();
+  s.startDaemon();
+  const out = path.join(s.work, "trace");
+  const sc = await s.scope(["--window", "2", "--", A.prog, "--period-us", "10000"], {FDR_OUTPUT: out});
+  log("scope at", sc.url);
+  const info = await getJSON(sc, "/api/info");
+  check(info.mode === "live" && info.running && info.pid > 0, "api/info: " + JSON.stringify(info));
+  check(info.control, "api/info says no control: " + JSON.stringify(info));
+  s.note(info.pid);
+
+  const browser = await s.browser();
+  const desk = await s.page(browser, sc.url, {width: 1280, height: 800});
+  const page = desk.page;
+  await waitFor(() => page.evaluate(() => window.fdrScope && window.fdrScope.ready), "first points drawn");
+  log("page ready");
+
+  // the event list: scope:level with its numeric field; plot it
+  const box = page.locator(`input[data-field="${LEVEL}"]`);
+  await box.waitFor();
+  if (!(await box.isChecked()))
+    await box.check();
+  await waitFor(async () => ((await chartInfo(page, LEVEL)) || {}).points >= 10, "points in the level chart");
+  check(await page.locator(`input[data-what="recorded"][data-event="scope:tick"]`).isChecked(),
+        "scope:tick shows as recorded");
+
+  // a phone-sized window too
+  const phone = await s.page(browser, sc.url, {width: 390, height: 844});
+  await waitFor(() => phone.page.evaluate(() => window.fdrScope && window.fdrScope.ready), "phone page ready");
+
+  // ---- the slider: drag gain from 5 towards 42 with the mouse
+  const gainPlot = await chartInfo(page, GAIN);
+  if (!gainPlot)
+    await page.locator(`input[data-field="${GAIN}"]`).check();
+  const slider = page.locator('[data-tunable="gain"] input[type=range]');
+  await slider.scrollIntoViewIfNeeded();
+  const sb = await slider.boundingBox();
+  const posOf = (v) => sb.x + 8 + (sb.width - 16) * v / 100;   // thumb travel (16 px thumb)
+  const sent = [];
+  const onReq = (r) => {
+    if (r.url().includes("/api/control") && r.method() === "POST")
+      sent.push({at: Date.now(), body: r.postData()});
+  };
+  page.on("request", onReq);
+  const y = sb.y + sb.height / 2;
+  const dragStart = Date.now();
+  await page.mouse.move(posOf(5), y);
+  await page.mouse.down();
+  for (let i = 1; i <= 30; i++)
+    await page.mouse.move(posOf(5 + (37 * i) / 30), y, {steps: 2});
+  await page.mouse.up();
+  const dragMs = Date.now() - dragStart;
+  const want = Number(await slider.inputValue());
+  check(want !== 5 && want >= 20 && want <= 60, "the slider moved: its value is " + want);
+  await waitFor(() => sent.length && sent[sent.length - 1].body.includes("value=" + want) && sent,
+                "the final slider value sent", 30000);
+  page.off("request", onReq);
+  const gainReqs = sent.filter((r) => r.body.includes("what=tunable"));
+  check(gainReqs.length >= 2, `${gainReqs.length} tunable requests while dragging`);
+  check(gainReqs.length <= dragMs / 100 + 3,
+        `${gainReqs.length} tunable requests in a ${dragMs} ms drag (at most one per 100 ms, and the last)`);
+  log(`slider: gain -> ${want} (${gainReqs.length} requests in a ${dragMs} ms drag)`);
+  // the program reads it: its scope:gain events, as the page shows them
+  await waitFor(async () => {
+    const p = await page.evaluate((k) => window.fdrScope.lastPoints(k, 1), GAIN);
+    return p.length && p[0][1] === want;
+  }, "the program's scope:gain at " + want);
+  log("the program reads gain =", want);
+
+  // screenshots (the program running, its charts moving)
+  await waitFor(async () => ((await chartInfo(phone.page, LEVEL)) || {}).points >= 10 ||
+                             ((await chartInfo(phone.page, GAIN)) || {}).points >= 10, "points on the phone page");
+  const shotDesk = path.join(s.work, "scope-1280x800.png");
+  const shotPhone = path.join(s.work, "scope-390x844.png");
+  await page.screenshot({path: shotDesk});
+  await phone.page.screenshot({path: shotPhone});
+  await noSidewaysScroll(page, 1280);
+  await noSidewaysScroll(phone.page, 390);
+  console.log("screenshot: " + shotDesk);
+  console.log("screenshot: " + shotPhone);
+
+  // ---- switch scope:tick off
+  const tick = page.locator('input[data-what="recorded"][data-event="scope:tick"]');
+  await tick.scrollIntoViewIfNeeded();
+  const answer = page.waitForResponse((r) => r.url().includes("/api/control") && r.request().method() === "POST");
+  const t0 = monoNs();
+  await tick.click();
+  const resp = await answer;
+  const t1 = monoNs();
+  const t1Wall = Date.now() / 1000;
+  check(resp.status() === 200, "the switch's request answered " + resp.status() + " " + (await resp.text()));
+  check((resp.request().postData() || "").includes("what=record") &&
+        (resp.request().postData() || "").includes("on=0"), "the switch sent " + resp.request().postData());
+  log(`switch off: request answered in ${Number(t1 - t0) / 1e6} ms`);
+  await waitFor(async () => {
+    const st = await getJSON(sc, "/api/events");
+    const ev = st.events.find((e) => e.id === "scope:tick");
+    return ev && ev.recorded === false;
+  }, "the server reports scope:tick not recorded");
+  // the program goes on: scope:level up to 0.8 s after the switch (the
+  // page's times are the trace clock's, Unix time)
+  const levelAt = async () => (await page.evaluate((k) => window.fdrScope.lastPoints(k, 1), LEVEL))[0];
+  await waitFor(async () => (await levelAt())[0] > t1Wall + 0.8, "scope:level 0.8 s after the switch");
+  check(!(await page.locator(`input[data-what="recorded"][data-event="scope:tick"]`).isChecked()),
+        "the switch shows off");
+
+  // ---- the program ends (SIGTERM: its trace is written whole)
+  process.kill(info.pid, "SIGTERM");
+  await waitFor(() => !pidAlive(info.pid), "scope-prog ends");
+  await waitFor(async () => !(await getJSON(sc, "/api/info")).running, "api/info: not running");
+  await waitFor(async () => (await page.locator("#running").textContent()) === "ended", "the header says ended");
+  const events = readTrace(out);
+  log(`trace: ${events.length} events`);
+
+  // switch-off timing on CLOCK_MONOTONIC
+  const ticks = events.filter((e) => e.name === "scope:tick");
+  check(ticks.length > 0, "ticks in the trace");
+  const before = ticks.filter((e) => e.fields.mono < t0).length;
+  check(before > 10, `${before} ticks before the switch`);
+  const lastTick = ticks[ticks.length - 1].fields.mono;
+  const afterAnswer = Number(lastTick - t1) / 1e6;
+  const afterClick = Number(lastTick - t0) / 1e6;
+  log(`last scope:tick: ${afterClick.toFixed(1)} ms after the click, ${afterAnswer.toFixed(1)} ms after the answer`);
+  check(afterAnswer <= 200, `the program recorded scope:tick ${afterAnswer} ms after the switch's answer (limit 200 ms)`);
+  // the same on the trace clock: its offset from CLOCK_MONOTONIC (from the
+  // ticks, which carry both) places the other events; scope:level went on
+  const offs = ticks.map((e) => e.ts_ns - e.fields.mono).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const off = offs[offs.length >> 1];
+  const spread = Number(offs[offs.length - 1] - offs[0]) / 1e6;
+  check(spread < 50, `trace clock - CLOCK_MONOTONIC varies by ${spread} ms over the ticks`);
+  const lateLevels = events.filter((e) => e.name === "scope:level" && e.ts_ns - off > t1 + 400000000n).length;
+  check(lateLevels >= 20, `${lateLevels} scope:level events 0.4 s after the switch`);
+  const lateTicks = events.filter((e) => e.name === "scope:tick" && e.ts_ns - off > t1 + 200000000n).length;
+  check(lateTicks === 0, `${lateTicks} scope:tick events on the trace clock 200 ms after the switch`);
+
+  // the gain the program read
+  const gains = events.filter((e) => e.name === "scope:gain").map((e) => e.fields.value);
+  check(gains[0] === 5, "gain starts at its default 5, not " + gains[0]);
+  check(gains[gains.length - 1] === want, `the program's last gain is ${gains[gains.length - 1]}, the slider ${want}`);
+
+  // ---- the chart's last points are the program's last events
+  const lastLevel = lastEvents(events, "scope:level", 1)[0];
+  await waitFor(async () => {
+    const p = await page.evaluate((k) => window.fdrScope.lastPoints(k, 1), LEVEL);
+    return p.length && p[0][1] === lastLevel[1];
+  }, `the chart's last point at the program's last value ${lastLevel[1]}`, 30000);
+  const livePoints = await page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [LEVEL, N]);
+  samePoints(livePoints, lastEvents(events, "scope:level", N), "live chart vs trace");
+  log(`the live chart's last ${N} points are the program's last ${N} scope:level events`);
+
+  // ---- zoom, pan, reset, statistics, CSV, PNG
+  const lc = chartLocator(page, LEVEL);
+  await lc.scrollIntoViewIfNeeded();
+  const before0 = await chartInfo(page, LEVEL);
+  const ob = await lc.locator(".u-over").boundingBox();
+  await page.mouse.move(ob.x + ob.width * 0.3, ob.y + ob.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(ob.x + ob.width * 0.6, ob.y + ob.height / 2, {steps: 6});
+  await page.mouse.up();
+  await waitFor(() => page.evaluate(() => window.fdrScope.paused), "paused by the zoom");
+  const zoomed = await chartInfo(page, LEVEL);
+  const w0 = before0.xmax - before0.xmin, w1 = zoomed.xmax - zoomed.xmin;
+  check(Math.abs(w1 / w0 - 0.3) < 0.05, `zoom to 30% of the view: ${w1} s of ${w0} s`);
+  // statistics of the visible window = those of the CSV's rows
+  const csvText = await page.evaluate((id) => window.fdrScope.csv(id), zoomed.id);
+  const rows = csvText.trim().split("\n");
+  check(rows[0] === "time_s," + LEVEL, "CSV header: " + rows[0]);
+  const vals = rows.slice(1).map((r) => Number(r.split(",")[1]));
+  const times = rows.slice(1).map((r) => Number(r.split(",")[0]));
+  check(vals.length > 5, `${vals.length} CSV rows in the zoomed view`);
+  check(times.every((t) => t >= zoomed.xmin - 1e-6 && t <= zoomed.xmax + 1e-6), "CSV rows within the view");
+  const statCells = await lc.locator(`tr[data-series="${LEVEL}"] td.num`).allTextContents();
+  const [sLast, sMin, sMax, sMean, sN] = statCells;
+  const mean = vals.reduce((a, b) => a + b, 0) / vals.length;
+  check(Number(sMin) === Math.min(...vals) && Number(sMax) === Math.max(...vals) && Number(sN) === vals.length &&
+        Math.abs(Number(sMean) - mean) < 1e-3 * Math.max(1, Math.abs(mean)) && Number(sLast) === vals[vals.length - 1],
+        `view statistics ${statCells.join(" ")} vs the CSV's min ${Math.min(...vals)} max ${Math.max(...vals)} mean ${mean} n ${vals.length}`);
+  // the CSV download is that text
+  const [csvDl] = await Promise.all([page.waitForEvent("download"), lc.locator("button", {hasText: "CSV"}).click()]);
+  const csvPath = path.join(s.work, "level.csv");
+  await csvDl.saveAs(csvPath);
+  check(fs.readFileSync(csvPath, "utf8") === csvText, "the downloaded CSV is the view's");
+  const [pngDl] = await Promise.all([page.waitForEvent("download"), lc.locator("button", {hasText: "PNG"}).click()]);
+  const pngPath = path.join(s.work, "level.png");
+  await pngDl.saveAs(pngPath);
+  const png = fs.readFileSync(pngPath);
+  const dims = await page.evaluate((id) => window.fdrScope.pngSize(id), zoomed.id);
+  check(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), "the PNG download is a PNG");
+  check(png.readUInt32BE(16) === dims[0] && png.readUInt32BE(20) === dims[1] && png.length > 2000,
+        `PNG ${png.readUInt32BE(16)}x${png.readUInt32BE(20)} (${png.length} bytes), chart canvas ${dims}`);
+  // pan: the button moves the view half its width back; shift+wheel 10% on
+  await page.click("#pan-left");
+  const panned = await chartInfo(page, LEVEL);
+  check(Math.abs((zoomed.xmin - panned.xmin) / w1 - 0.5) < 0.01 && Math.abs(panned.xmax - panned.xmin - w1) < 1e-6,
+        `pan left: [${panned.xmin}, ${panned.xmax}] from [${zoomed.xmin}, ${zoomed.xmax}]`);
+  await page.mouse.move(ob.x + ob.width / 2, ob.y + ob.height / 2);
+  await page.keyboard.down("Shift");
+  await page.mouse.wheel(0, 100);
+  await page.keyboard.up("Shift");
+  await waitFor(async () => (await chartInfo(page, LEVEL)).xmin > panned.xmin, "shift+wheel pans");
+  const wheeled = await chartInfo(page, LEVEL);
+  check(Math.abs((wheeled.xmin - panned.xmin) / w1 - 0.1) < 0.01, `shift+wheel: ${wheeled.xmin - panned.xmin} s of ${w1}`);
+  // double-click: back to the live window (the zoom had paused it)
+  await page.mouse.dblclick(ob.x + ob.width / 2, ob.y + ob.height / 2);
+  await waitFor(() => page.evaluate(() => !window.fdrScope.paused), "double-click resumes");
+  const reset = await chartInfo(page, LEVEL);
+  check(Math.abs(reset.xmax - reset.xmin - w0) < 1e-6, `reset to the ${w0} s window: ${reset.xmax - reset.xmin}`);
+  log("zoom, pan, reset, statistics, CSV and PNG checked");
+
+  check(desk.errors.length === 0, "console errors (1280x800):\n" + desk.errors.join("\n"));
+  check(phone.errors.length === 0, "console errors (390x844):\n" + phone.errors.join("\n"));
+  await desk.ctx.close();
+  await phone.ctx.close();
+  const st = await s.stopScope(sc);
+  log("fdr scope ended:", JSON.stringify(st));
+
+  // ---- replay of the program's trace
+  const rp = await s.scope([out]);
+  const rinfo = await getJSON(rp, "/api/info");
+  check(rinfo.mode === "replay" && !rinfo.control, "replay api/info: " + JSON.stringify(rinfo));
+  const rep = await s.page(browser, rp.url, {width: 1280, height: 800});
+  const rb = rep.page.locator(`input[data-field="${LEVEL}"]`);
+  await rb.waitFor();
+  if (!(await rb.isChecked()))
+    await rb.check();
+  await waitFor(() => rep.page.evaluate(() => window.fdrScope.done), "the replay's end (done)");
+  check(await rep.page.locator('input[data-what="recorded"][data-event="scope:tick"]').isDisabled(),
+        "switches are read-only in a replay");
+  await waitFor(async () => {
+    const p = await rep.page.evaluate((k) => window.fdrScope.lastPoints(k, 1), LEVEL);
+    return p.length && p[0][1] === lastLevel[1];
+  }, "the replayed chart's last point", 30000);
+  const replayPoints = await rep.page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [LEVEL, N]);
+  samePoints(replayPoints, lastEvents(events, "scope:level", N), "replayed chart vs trace");
+  let maxDt = 0;
+  for (let i = 0; i < N; i++) {
+    check(replayPoints[i][1] === livePoints[i][1], `replay point ${i}: value ${replayPoints[i][1]}, live ${livePoints[i][1]}`);
+    maxDt = Math.max(maxDt, Math.abs(replayPoints[i][0] - livePoints[i][0]));
+  }
+  log(`replay vs live: same values, times within ${(maxDt * 1e9).toFixed(0)} ns`);
+  check(maxDt * 1e9 < TIME_TOLERANCE_NS, `the replayed chart's times differ from the live ones by up to ${maxDt} s`);
+  await rep.page.screenshot({path: path.join(s.work, "scope-replay-1280x800.png")});
+  console.log("screenshot: " + path.join(s.work, "scope-replay-1280x800.png"));
+  check(rep.errors.length === 0, "console errors (replay):\n" + rep.errors.join("\n"));
+  log(`replay: the same last ${N} points`);
+  await rep.ctx.close();
+  await browser.close();
+  await s.stopScope(rp);
+});
