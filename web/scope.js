@@ -139,6 +139,17 @@
     return n == null ? "" : Number(n).toLocaleString("en-US");
   }
 
+  // a name that may wrap after ':', '.' and '@' only (narrow windows)
+  function breakable(text) {
+    const f = document.createDocumentFragment();
+    for (const part of text.split(/(?<=[:.@])/)) {
+      f.append(document.createTextNode(part));
+      f.append(document.createElement("wbr"));
+    }
+    f.lastChild.remove();
+    return f;
+  }
+
   function canSwitch(ev, what) {
     return !!(S.info && S.info.control && ev[what] !== null && ev[what] !== undefined);
   }
@@ -178,7 +189,7 @@
     tr.dataset.event = ev.id;
     const name = document.createElement("td");
     name.className = "ev-name";
-    name.textContent = ev.id;
+    name.append(breakable(ev.id));
     name.title = ev.format || "";
     const rate = document.createElement("td");
     rate.className = "num";
@@ -821,7 +832,7 @@
         const sw = document.createElement("span");
         sw.className = "swatch";
         sw.style.background = PALETTE[i % PALETTE.length];
-        name.append(sw, document.createTextNode(k));
+        name.append(sw, breakable(k));
         const cells = [0, 1, 2, 3, 4].map(() => {
           const td = document.createElement("td");
           td.className = "num";

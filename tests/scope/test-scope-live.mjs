@@ -169,6 +169,20 @@ main("scope-live", async () => {
   check(!(await page.locator(`input[data-what="recorded"][data-event="scope:tick"]`).isChecked()),
         "the switch shows off");
 
+  // ---- the tail: a bad pattern shows the server's error; a good one
+  // shows only the matching events
+  const tailFilter = page.locator("#tail-filter");
+  await tailFilter.fill("scope:[");
+  await waitFor(async () => /unterminated/.test(await page.locator("#tail-msg").textContent()),
+                "the server's error about a bad tail pattern");
+  await tailFilter.fill("scope:gain");
+  await waitFor(async () => {
+    const lines = (await page.locator("#tail").textContent()).split("\n").filter(Boolean);
+    return lines.length >= 5 && lines.every((l) => / scope:gain value=\d+$/.test(l));
+  }, "tail lines of scope:gain only");
+  check((await page.locator("#tail-msg").textContent()) === "", "the tail's error cleared");
+  log("tail: bad pattern reported, filter applied");
+
   // ---- the program ends (SIGTERM: its trace is written whole)
   process.kill(info.pid, "SIGTERM");
   await waitFor(() => !pidAlive(info.pid), "scope-prog ends");
