@@ -214,10 +214,14 @@ export class Session {
             out: () => out, err: () => err, exited};
   }
 
+  // SIGTERM; fdr scope must exit 0 with no sanitizer report on stderr
   async stopScope(sc) {
     if (sc.proc.exitCode === null && sc.proc.signalCode === null)
       sc.proc.kill("SIGTERM");
-    return sc.exited;
+    const st = await sc.exited;
+    check(st.code === 0, `fdr scope ended with ${JSON.stringify(st)}; stderr:\n${sc.err()}`);
+    check(!/Sanitizer|runtime error:/.test(sc.err()), "fdr scope's stderr:\n" + sc.err());
+    return st;
   }
 
   async browser() {
