@@ -264,6 +264,19 @@
     }
   }
 
+  // a first chart: the first numeric field, once, as soon as one is known,
+  // so that a new page shows something; the person picks others
+  function autoChart() {
+    if (S.autoCharted || S.charts.length)
+      return;
+    const first = [...S.events.values()].sort((a, b) => a.id.localeCompare(b.id))
+      .flatMap((ev) => (ev.fields || []).filter((f) => f.numeric).map((f) => fieldKey(ev, f)))[0];
+    if (first) {
+      S.autoCharted = true;
+      addChart([first]);
+    }
+  }
+
   function renderEvents(st) {
     const tbody = $("events").tBodies[0];
     const list = (st.events || []).slice().sort((a, b) => a.id.localeCompare(b.id));
@@ -293,6 +306,7 @@
     $("discarded").textContent = "discarded " + fmtCount(st.discarded || 0);
     $("discarded").classList.toggle("bad", (st.discarded || 0) > 0);
     renderTunables(st.tunables || []);
+    autoChart();
   }
 
   // ------------------------------------------------------------- tunables
@@ -530,6 +544,7 @@
   }
 
   function addChart(fields) {
+    S.autoCharted = true;
     const c = {
       id: S.nextChartId++,
       fields: fields.slice(),
@@ -1195,14 +1210,7 @@
     try {
       renderEvents(await getJSON("api/events"));
     } catch (e) { /* the stream's state brings them */ }
-    // a first chart: the first numeric field, so that a new page shows
-    // something; the person picks others
-    if (!S.charts.length) {
-      const first = [...S.events.values()].sort((a, b) => a.id.localeCompare(b.id))
-        .flatMap((ev) => (ev.fields || []).filter((f) => f.numeric).map((f) => fieldKey(ev, f)))[0];
-      if (first)
-        addChart([first]);
-    }
+    autoChart();
     openStream();
     setInterval(pollInfo, 2000);
   }

@@ -13,6 +13,9 @@
 //     last scope:tick is at most 200 ms after the control request's answer,
 //     on CLOCK_MONOTONIC (tick's mono field, node's hrtime), while its other
 //     events go on;
+//   - the print switch of scope:note: the program prints it live;
+//   - the tail: a bad pattern shows the server's error, a good one filters;
+//   - the stream cut (a TCP relay): "disconnected", then reconnected;
 //   - zoom (drag), pan (button, shift+wheel), double-click reset, the
 //     min/max/mean of the view, CSV and PNG downloads;
 //   - replay: `fdr scope DIR` of that trace ends with the same points.
@@ -87,8 +90,8 @@ main("scope-live", async () => {
   if (!(await box.isChecked()))
     await box.check();
   await waitFor(async () => ((await chartInfo(page, LEVEL)) || {}).points >= 10, "points in the level chart");
-  check(await page.locator(`input[data-what="recorded"][data-event="scope:tick"]`).isChecked(),
-        "scope:tick shows as recorded");
+  await waitFor(() => page.locator(`input[data-what="recorded"][data-event="scope:tick"]`).isChecked(),
+                "scope:tick shows as recorded");
 
   // a phone-sized window too
   const phone = await s.page(browser, sc.url, {width: 390, height: 844});
@@ -220,6 +223,16 @@ main("scope-live", async () => {
   }, "tail lines of scope:gain only");
   check((await page.locator("#tail-msg").textContent()) === "", "the tail's error cleared");
   log("tail: bad pattern reported, filter applied");
+
+  // ---- the print switch: the program prints scope:note live (on its
+  // stderr, which is fdr scope's)
+  check(!/scope:note text=/.test(sc.err()), "scope:note printed before its switch");
+  const prn = page.locator('input[data-what="printed"][data-event="scope:note"]');
+  await prn.scrollIntoViewIfNeeded();
+  await prn.click();
+  await waitFor(() => /scope:note text=(hello|scope with spaces|h\u00e9llo)\n/.test(sc.err()),
+                "the program prints scope:note live");
+  log("print switch: the program prints scope:note");
 
   // ---- the program ends (SIGTERM: its trace is written whole)
   process.kill(info.pid, "SIGTERM");
