@@ -737,21 +737,39 @@
     }
     c.keys = keysOfChart(c);
     c.title.textContent = c.fields.join(", ");
+    // the first field on the left axis, the second (when there is one) on
+    // a right axis of its own scale; more fields share the left one
+    const fieldOfKey = (k) => (k.includes("@") ? k.slice(0, k.indexOf("@")) : k);
+    const scaleOf = (k) => (c.fields.length > 1 && fieldOfKey(k) === c.fields[1] ? "y2" : "y");
     const series = [{label: "time"}];
     c.keys.forEach((k, i) => series.push({
       label: k,
+      scale: scaleOf(k),
       stroke: PALETTE[i % PALETTE.length],
       width: 1.25,
       spanGaps: true,
       points: {show: false},
     }));
+    // axis width from its longest label (uPlot calls it as labels change)
+    const axisSize = (u, values) => {
+      if (!values || !values.length)
+        return 40;
+      const chars = Math.max(...values.map((v) => String(v).length));
+      return Math.ceil(chars * 7.5) + 18;
+    };
+    const axes = [{}, {scale: "y", size: axisSize}];
+    const scales = {x: {time: true, auto: false}, y: {auto: true}};
+    if (c.keys.some((k) => scaleOf(k) === "y2")) {
+      scales.y2 = {auto: true};
+      axes.push({scale: "y2", side: 1, size: axisSize, grid: {show: false}, stroke: PALETTE[c.keys.findIndex((k) => scaleOf(k) === "y2") % PALETTE.length]});
+    }
     const opts = {
       width: chartWidth(c),
       height: chartHeight(),
       legend: {show: false},
-      scales: {x: {time: true, auto: false}},
+      scales,
       series,
-      axes: [{}, {size: 60}],
+      axes,
       cursor: {
         // a drag selects; setSelect (below) turns it into a zoom of every
         // chart (the scale is set by us, never by uPlot on its own)
