@@ -101,15 +101,12 @@ int scope_ctl_apply(struct scope_ctl *ctl, struct scope_db *db, const char *what
 {
 #ifndef FDR_SCOPE_CONTROL
     (void)ctl, (void)db, (void)what, (void)event, (void)on, (void)name, (void)value;
+    /* (the lead's fdrd control not merged yet: every control is refused) */
     snprintf(why, cap, "this fdr was built without fdrd's live control");
     return 409;
 #else
     int record = strcmp(what, "record") == 0, print = strcmp(what, "print") == 0;
     int tunable = strcmp(what, "tunable") == 0;
-    if (!record && !print && !tunable) {
-        snprintf(why, cap, "what must be record, print or tunable");
-        return 400;
-    }
     char spec[SPEC_MAX + 1];
     unsigned kind = FDR__CONTROL_PRINT;
     pthread_mutex_lock(&db->mu);
@@ -118,6 +115,11 @@ int scope_ctl_apply(struct scope_ctl *ctl, struct scope_db *db, const char *what
         pthread_mutex_unlock(&db->mu);
         snprintf(why, cap, "no control here (a replay, a trace, or the program is gone)");
         return 409;
+    }
+    if (!record && !print && !tunable) {
+        pthread_mutex_unlock(&db->mu);
+        snprintf(why, cap, "what must be record, print or tunable");
+        return 400;
     }
     if (record || print) {
         ei = scope_db_event_find(db, event);

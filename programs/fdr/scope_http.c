@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,7 @@ struct req {
 
 struct stream {
     struct scope_http *h;
+    int fd; /* the connection's socket: a client gone is noticed at once */
     char fields[SCOPE_STREAM_FIELDS][200];
     unsigned nfields;
     int split;
@@ -396,6 +398,10 @@ static int produce(struct stream *s)
         }
         pthread_cond_timedwait(&db->cond, &db->mu, &ts);
         pthread_mutex_unlock(&db->mu);
+        struct pollfd pf = {s->fd, POLLRDHUP, 0};
+        if (s->fd >= 0 && poll(&pf, 1, 0) == 1 &&
+            (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+            return -1; /* the client closed: its slot is free again */
     }
 }
 
@@ -449,6 +455,9 @@ static enum MHD_Result stream(struct scope_http *h, struct MHD_Connection *c)
         return json_error(c, 503, "out of memory");
     }
     s->h = h;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    s->fd = ci ? ci->connect_fd : -1;
     s->width = WIDTH_DEFAULT;
     const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "width");
     uint32_t wv;

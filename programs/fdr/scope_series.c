@@ -75,19 +75,43 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
     b->n += (size_t)k;
 }
 
+/* Bytes of the valid UTF-8 sequence at s (at most n), 0 when not one. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    size_t k = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (!k || k > n)
+        return 0;
+    for (size_t i = 1; i < k; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((k == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (k == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+        (k == 4 && s[0] == 0xf0 && s[1] < 0x90) || (k == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+        return 0; /* overlong, surrogate, beyond U+10FFFF */
+    return k;
+}
+
 void sb_json(struct sbuf *b, const char *s, size_t n)
 {
     sb_add(b, "\"", 1);
-    for (size_t i = 0; i < n && s[i]; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\') {
-            char e[2] = {'\\', (char)ch};
+    for (size_t i = 0; i < n && s[i];) {
+        const unsigned char *u = (const unsigned char *)s + i;
+        size_t left = strnlen(s + i, n - i), k;
+        if (*u == '"' || *u == '\\') {
+            char e[2] = {'\\', (char)*u};
             sb_add(b, e, 2);
-        } else if (ch < 0x20 || ch >= 0x7f) {
-            /* bytes outside printable ASCII as \u00XX: always valid JSON */
-            sb_printf(b, "\\u%04x", ch);
-        } else {
-            sb_add(b, (const char *)&ch, 1);
+            i++;
+        } else if (*u < 0x20 || *u == 0x7f) {
+            sb_printf(b, "\\u%04x", *u);
+            i++;
+        } else if (*u < 0x80) {
+            sb_add(b, (const char *)u, 1);
+            i++;
+        } else if ((k = utf8_seq(u, left)) != 0) {
+            sb_add(b, (const char *)u, k);
+            i += k;
+        } else { /* not UTF-8: U+FFFD */
+            sb_add(b, "\\ufffd", 6);
+            i++;
         }
     }
     sb_add(b, "\"", 1);
