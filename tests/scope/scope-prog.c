@@ -2,11 +2,14 @@
 /* scope-prog.c - the program that `fdr scope` watches and steers in the
  * scope's tests (tests/scope/test-*.mjs) and by hand.
  *
- *   scope-prog [--seconds S] [--period-us U] [--threads T] [--report FILE]
- *       Every U microseconds (default 2000) each of T threads (default 1;
- *       thread i, from 0) records, in this order:
+ *   scope-prog [--seconds S] [--period-us U] [--threads T] [--level-max K]
+ *              [--report FILE]
+ *       Every U microseconds (default 2000; a late loop waits U/2 at
+ *       least: one thread's loops are never closer than that) each of T
+ *       threads (default 1; thread i, from 0) records, in this order:
  *         scope:level  value=%d        value = i * 1000000 + n, n = 1, 2, ...
- *                                      (the loop count of that thread)
+ *                                      (the loop count of that thread), in
+ *                                      the first K loops only with --level-max
  *         scope:tick   n=%lu mono=%lu  thread 0 only: n, and the
  *                                      CLOCK_MONOTONIC time in ns just before
  *                                      the event (the switch-off test)
@@ -50,6 +53,7 @@
 
 static volatile sig_atomic_t stop, restart;
 static long period_us = 2000;
+static uint64_t level_max;
 static uint64_t rate;
 static uint64_t events0, max_gap0;
 
@@ -96,7 +100,8 @@ static void *watch_thread(void *arg)
     static const char *const notes[] = {"hello", "scope with spaces", "h\xc3\xa9llo"};
     for (uint64_t n = 1; !stop; n++) {
         int value = t * 1000000 + (int)n;
-        fdr_trace(scope, level, "value=%d", value);
+        if (!level_max || n <= level_max)
+            fdr_trace(scope, level, "value=%d", value);
         uint64_t now = mono_ns();
         if (t == 0) {
             fdr_trace(scope, tick, "n=%lu mono=%lu", (unsigned long)n, (unsigned long)now);
@@ -117,12 +122,14 @@ static void *watch_thread(void *arg)
         fdr_trace(scope, wave, "x=%f", x);
         if (n % 100 == 0)
             fdr_trace(scope, note, "text=%s", notes[(n / 100) % 3]);
+        /* the next loop at the next period, and never sooner than half a
+         * period from now: a late loop does not make a burst (the scope's
+         * tests rely on events of one thread being that far apart) */
         next += (uint64_t)period_us * 1000u;
         now = mono_ns();
-        if (next > now)
-            sleep_ns(next - now);
-        else
-            next = now; /* late: no burst to catch up, the period restarts */
+        if (next < now + (uint64_t)period_us * 500u)
+            next = now + (uint64_t)period_us * 500u;
+        sleep_ns(next - now);
     }
     if (t == 0)
         max_gap0 = gap;
@@ -162,7 +169,7 @@ static void rate_loop(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: scope-prog [--seconds S] [--period-us U] [--threads T] "
-                    "[--rate N] [--report FILE]\n");
+                    "[--level-max K] [--rate N] [--report FILE]\n");
     exit(2);
 }
 
@@ -182,6 +189,8 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rate"))
             rate = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--level-max"))
+            level_max = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--report"))
             report = argv[++i];
         else
