@@ -9,6 +9,8 @@
 //   - once the program has ended, each per-thread series ends with that
 //     thread's last 10 events in the program's trace (bt2), and the merged
 //     series (back to merged) with the last 10 of both threads;
+//   - the tunables offset (a number box) and amp (a double slider) reach
+//     the program (its scope:wave); the event filter; the 1 s window;
 //   - removing a field from the chart (its × in the statistics) and closing
 //     the chart untick the plot boxes; no console error.
 import path from "node:path";
@@ -78,6 +80,39 @@ main("scope-charts", async () => {
   await levelChart.screenshot({path: shot});
   console.log("screenshot: " + shot);
   const tids = keys.filter((k) => k.startsWith(LEVEL + "@")).map((k) => Number(k.split("@")[1]));
+
+  // the other tunables: offset (no range: a number box) and amp (a double
+  // range: a slider of 1,000 steps, End = its max); the program's wave
+  // x = amp * sin(n / 25) + offset follows
+  const off = page.locator('[data-tunable="offset"] input[type=number]');
+  check(await page.locator('[data-tunable="offset"] input[type=range]').count() === 0, "offset has no slider");
+  await off.fill("100");
+  await off.press("Enter");
+  const amp = page.locator('[data-tunable="amp"] input[type=range]');
+  check(await amp.getAttribute("step") === "0.01", "amp's step: " + await amp.getAttribute("step"));
+  await amp.focus();
+  await amp.press("End");
+  await waitFor(async () => (await getJSON(sc, "/api/events")).tunables.find((t) => t.name === "amp").value === 10,
+                "amp at 10");
+  const waveKey = keys.find((k) => k.startsWith(WAVE + "@"));
+  await waitFor(() => page.evaluate((k) => {
+    const p = window.fdrScope.lastPoints(k, 200);
+    return p.length === 200 && p.every(([, v]) => v >= 89.99 && v <= 110.01) &&
+           Math.max(...p.map(([, v]) => v)) - Math.min(...p.map(([, v]) => v)) > 10;
+  }, waveKey), "wave between 90 and 110, swinging by more than 10 (offset 100, amp 10)");
+  log("tunables: offset 100 (number box), amp 10 (slider, End): the program's wave follows");
+
+  // the event filter, the 1 s window
+  await page.locator("#event-filter").fill("wav");
+  await waitFor(async () => (await page.locator("#events tbody tr:not([hidden])").count()) === 1 &&
+                (await page.locator('#events tbody tr[data-event="scope:wave"]').isVisible()), "the filter keeps scope:wave");
+  await page.locator("#event-filter").fill("");
+  await page.selectOption("#window", "1");
+  await waitFor(async () => {
+    const c = (await charts()).find((x) => x.fields.includes(LEVEL));
+    return Math.abs(c.xmax - c.xmin - 1) < 1e-6;
+  }, "a 1 s window");
+  await page.selectOption("#window", "10");
 
   // the program ends; the per-thread series end with each thread's events
   process.kill(info.pid, "SIGTERM");

@@ -17,7 +17,7 @@
 // (the refusals above were not a broken control path).
 import net from "node:net";
 import path from "node:path";
-import {A, Session, check, log, waitFor, readTrace, getJSON, pidAlive, main} from "./lib.mjs";
+import {A, Session, check, log, waitFor, sleep, readTrace, getJSON, pidAlive, main} from "./lib.mjs";
 
 // One raw HTTP request on its own connection; resolves with the status
 // (0 when the server closed the connection without an answer) and body.
@@ -139,21 +139,51 @@ main("scope-hostile", async () => {
   log(`${cases.length + 2} malformed requests refused`);
 
   // streams closed mid-way; the 17th of 17 open streams refused
+  // (a slot is freed once the server notices the close, within a round:
+  // under a busy machine a later stream may find all 16 still taken)
+  let opened = 0;
   for (let i = 0; i < 20; i++) {
     const r = await raw(port, req("GET", "/api/stream" + tq + "&fields=scope:level.value,scope:wave.x&split=1&tail=*"), {readMs: 30});
-    check(r.status === 200, "a stream: " + r.status);
+    check(r.status === 200 || r.status === 503, "a stream: " + r.status);
+    opened += r.status === 200;
   }
-  const held = [];
-  for (let i = 0; i < 16; i++) {
+  check(opened >= 10, `${opened} of 20 streams opened and dropped`);
+  // 16 streams held open (the server frees the slots of the streams
+  // dropped above once it notices: until all 16 open, start again), then a
+  // 17th: 503
+  const openStream = () => new Promise((resolve) => {
     const sock = net.connect(port, "127.0.0.1");
+    let buf = "";
+    sock.setEncoding("latin1");
+    sock.on("data", (d) => {
+      buf += d;
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(buf);
+      if (m)
+        resolve({sock, status: Number(m[1])});
+    });
+    sock.on("error", () => resolve({sock, status: 0}));
+    sock.on("close", () => resolve({sock, status: 0}));
     sock.write(req("GET", "/api/stream" + tq + "&fields=scope:level.value"));
-    await new Promise((r) => sock.once("data", r));
-    held.push(sock);
-  }
-  const r17 = await raw(port, req("GET", "/api/stream" + tq + "&fields=scope:level.value"));
+  });
+  const r17 = await waitFor(async () => {
+    const held = [];
+    let r = null;
+    for (let i = 0; i < 16; i++) {
+      const h = await openStream();
+      held.push(h);
+      if (h.status !== 200)
+        break;
+    }
+    if (held.length === 16 && held[15].status === 200)
+      r = await openStream();
+    for (const h of held)
+      h.sock.destroy();
+    if (!r)
+      await sleep(1000);                  // a slot not yet freed: again
+    return r;
+  }, "16 streams open at once");
+  r17.sock.destroy();
   check(r17.status === 503, "the 17th stream: " + r17.status);
-  for (const sock of held)
-    sock.destroy();
   await waitFor(async () => (await raw(port, req("GET", "/api/stream" + tq), {readMs: 20})).status === 200,
                 "a stream again once the 16 are closed");
   log("streams closed mid-way; 17th refused with 503");
