@@ -290,6 +290,12 @@ export async function getJSON(sc, p) {
 // The test's body; prints PASS or the failure, exits 0 or 1.
 export function main(name, body) {
   const t0 = Date.now();
+  // below ctest's TIMEOUT (600 s): fail here, where the exit handler still
+  // kills what the test started
+  setTimeout(() => {
+    console.error(`FAIL ${name}: still running after 540 s`);
+    process.exit(1);
+  }, 540000).unref();
   body().then(() => {
     log(`PASS ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
     process.exit(0);
