@@ -32,8 +32,9 @@
  * Both run until SIGTERM or SIGINT, or for S seconds (0: no limit, the
  * default); then they exit 0 through exit() (the trace of FDR_OUTPUT is
  * written whole) after writing, to FILE (default: stdout), one line:
- *     events E seconds S rate R cpu_ns_per_event C max_gap_us G
- * E the events recorded (scope:load, or scope:level of thread 0), R = E / S,
+ *     events E seconds S rate R cpu_ns_per_event C max_gap_us G total T
+ * E the events recorded (scope:load, or scope:level of thread 0) since the
+ * measure started, T since the program started, R = E / S,
  * C the process's CPU time (user + system) per event, G the longest time
  * between two consecutive events of thread 0 (a stalled program shows). */
 #define _GNU_SOURCE
@@ -238,6 +239,7 @@ int main(int argc, char **argv)
     }
     uint64_t t1 = mono_ns(), t0 = measure_t0;
     struct rusage ru1, ru0 = measure_ru0;
+    uint64_t total = events0;
     events0 -= measure_n0;
     getrusage(RUSAGE_SELF, &ru1);
     double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec -
@@ -250,9 +252,12 @@ int main(int argc, char **argv)
     FILE *out = report ? fopen(report, "w") : stdout;
     if (!out)
         return perror(report), 1;
-    fprintf(out, "events %llu seconds %.6f rate %.1f cpu_ns_per_event %.1f max_gap_us %.1f\n",
+    fprintf(out,
+            "events %llu seconds %.6f rate %.1f cpu_ns_per_event %.1f max_gap_us %.1f "
+            "total %llu\n",
             (unsigned long long)events0, secs, (double)events0 / secs,
-            events0 ? cpu / (double)events0 : 0.0, (double)max_gap0 / 1e3);
+            events0 ? cpu / (double)events0 : 0.0, (double)max_gap0 / 1e3,
+            (unsigned long long)total);
     if (report)
         fclose(out);
     else

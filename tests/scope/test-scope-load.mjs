@@ -9,7 +9,9 @@
 // Checks: the achieved rate under the scope is at least 95% of the
 // baseline's; the peak RSS of the `fdr scope` process (VmHWM) stays under
 // RSS_LIMIT_MIB; every page keeps drawing new points during the measure
-// and receives a thinned stream (far fewer points than events). Prints the
+// and receives a thinned stream (far fewer points than events); the
+// scope's count of scope:load (plus its discarded count) is exactly what
+// the program recorded. Prints the
 // server's CPU per 1,000,000 events/s watched (the benchmark's figure).
 import fs from "node:fs";
 import path from "node:path";
@@ -118,6 +120,16 @@ main("scope-load", async () => {
     check(pps < r.rate / 20, `browser ${i + 1} got ${pps} points/s for ${r.rate} events/s: not thinned`);
     check(pages[i].errors.length === 0, `browser ${i + 1} console errors:\n` + pages[i].errors.join("\n"));
   }
+  // the scope saw every event: its count of scope:load plus what it reports
+  // discarded is what the program recorded
+  const seen1 = await waitFor(async () => {
+    const st1 = await getJSON(sc, "/api/events");
+    const ev = st1.events.find((e) => e.id === "scope:load");
+    return ev && ev.count + st1.discarded >= r.total && {count: ev.count, discarded: st1.discarded};
+  }, "the scope's count of scope:load reaching the program's " + r.total, 60000);
+  log(`the scope counted ${seen1.count} scope:load events and ${seen1.discarded} discarded; the program recorded ${r.total}`);
+  check(seen1.count + seen1.discarded === r.total, `the scope counted ${seen1.count} + ${seen1.discarded} discarded, ` +
+        `the program recorded ${r.total}`);
   check(r.rate >= 0.95 * b.rate, `under the scope the program achieved ${r.rate} events/s, alone ${b.rate}: ` +
         `${(100 - 100 * r.rate / b.rate).toFixed(2)}% less (limit 5%)`);
   check(hwm < RSS_LIMIT_MIB, `fdr scope's peak RSS ${hwm.toFixed(1)} MiB (limit ${RSS_LIMIT_MIB} MiB)`);
