@@ -52,7 +52,10 @@
 
 #include <fdr/fdr.h>
 
-static volatile sig_atomic_t stop, restart;
+/* set by signal handlers, read by every thread: atomics (lock-free ints
+ * are async-signal-safe) */
+static int stop, restart;
+#define STOPPED() __atomic_load_n(&stop, __ATOMIC_RELAXED)
 static long period_us = 2000;
 static uint64_t level_max;
 static uint64_t rate;
@@ -68,19 +71,19 @@ static uint64_t mono_ns(void)
 static void on_signal(int sig)
 {
     (void)sig;
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 }
 
 static void on_usr1(int sig)
 {
     (void)sig;
-    restart = 1;
+    __atomic_store_n(&restart, 1, __ATOMIC_RELAXED);
 }
 
 static void sleep_ns(uint64_t ns)
 {
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop)
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !STOPPED())
         ;
 }
 
@@ -99,7 +102,7 @@ static void *watch_thread(void *arg)
     int t = (int)(intptr_t)arg;
     uint64_t next = mono_ns(), last = 0, gap = 0;
     static const char *const notes[] = {"hello", "scope with spaces", "h\xc3\xa9llo"};
-    for (uint64_t n = 1; !stop; n++) {
+    for (uint64_t n = 1; !STOPPED(); n++) {
         int value = t * 1000000 + (int)n;
         if (!level_max || n <= level_max)
             fdr_trace(scope, level, "value=%d", value);
@@ -110,8 +113,7 @@ static void *watch_thread(void *arg)
                 gap = now - last;
             last = now;
             events0 = n;
-            if (restart) {
-                restart = 0;
+            if (__atomic_exchange_n(&restart, 0, __ATOMIC_RELAXED)) {
                 measure_start(n);
                 gap = 0;
             }
@@ -143,9 +145,8 @@ static void *watch_thread(void *arg)
 static void rate_loop(void)
 {
     uint64_t t0 = mono_ns(), n = 0, last = t0, gap = 0;
-    while (!stop) {
-        if (restart) {
-            restart = 0;
+    while (!STOPPED()) {
+        if (__atomic_exchange_n(&restart, 0, __ATOMIC_RELAXED)) {
             measure_start(n);
             gap = 0;
             last = mono_ns();
