@@ -38,6 +38,11 @@ fi
 if [ -n "$need_npm" ]; then
     command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 fi
+# the browser tests run under node (Debian 12's is 18: web/package.json's
+# playwright-core is the last to support it)
+if [ "$1" = test ] && ! command -v node >/dev/null 2>&1; then
+    case "$missing" in *nodejs*) ;; *) missing="$missing nodejs" ;; esac
+fi
 if [ -n "$missing" ]; then
     echo "deps: installing$missing" >&2
     if [ "$(id -u)" != 0 ]; then
