@@ -482,12 +482,20 @@
       const len = Math.min(t.length, v.length);
       let last = s.t.length ? s.t[s.t.length - 1] : -Infinity;
       for (let i = 0; i < len; i++) {
-        let ti = t[i];
-        if (ti < last)            // keep time order whatever comes
-          continue;
-        s.t.push(ti);
-        s.v.push(v[i]);
-        last = ti;
+        const ti = t[i];
+        if (ti >= last) {
+          s.t.push(ti);
+          s.v.push(v[i]);
+          last = ti;
+        } else {
+          // an older point after a newer one (a merged series gathers
+          // threads read at different moments): put it in its place
+          let j = s.t.length - 1;
+          while (j > 0 && s.t[j - 1] > ti)
+            j--;
+          s.t.splice(j, 0, ti);
+          s.v.splice(j, 0, v[i]);
+        }
       }
       n += len;
       if (s.t.length > MAX_POINTS) {
