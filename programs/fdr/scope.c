@@ -176,14 +176,9 @@ int scope_ctl_apply(struct scope_ctl *ctl, struct scope_db *db, const char *what
     pthread_mutex_unlock(&ctl->mu);
     if (e)
         return e == ESRCH ? 409 : 400;
-    if (ei >= 0) {
-        pthread_mutex_lock(&db->mu);
-        if (record)
-            db->events[ei]->recorded = onv;
-        else
-            db->events[ei]->printed = onv;
-        pthread_mutex_unlock(&db->mu);
-    }
+    /* The flags change in the db when the program reports its new state
+     * (it does after each control; poll_state fetches it): what the page
+     * shows is what the program does. */
     return 200;
 #endif
 }
