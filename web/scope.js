@@ -1094,6 +1094,10 @@
       S.done = false;
     }
     S.streamKey = url;
+    // the new stream sends its history again (hello clears too, for the
+    // reconnections EventSource makes by itself)
+    S.store.clear();
+    S.tmax = -Infinity;
     const es = new EventSource(url);
     S.es = es;
     setConn("connecting", "conn-wait");

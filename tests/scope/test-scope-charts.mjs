@@ -28,6 +28,27 @@ function same(page, trace, what) {
           `(${Number(trace[i][0]) / 1e9}, ${trace[i][1]}) in the trace`);
 }
 
+// Waits until the page's last N points of key are the trace's (the
+// history of a stream opened again arrives in a few messages), then checks
+// them; on failure prints both ends.
+async function settle(page, key, trace, what) {
+  const get = () => page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [key, N]);
+  try {
+    await waitFor(async () => {
+      try {
+        same(await get(), trace, what);
+        return true;
+      } catch (e) {
+        return false;
+      }
+    }, what + ": the trace's last points", 30000);
+  } catch (e) {
+    console.error("page:  " + (await get()).map(([t, v]) => `${t.toFixed(6)}=${v}`).join(" "));
+    console.error("trace: " + trace.map(([t, v]) => `${(Number(t) / 1e9).toFixed(6)}=${v}`).join(" "));
+  }
+  same(await get(), trace, what);
+}
+
 main("scope-charts", async () => {
   const s = new Session();
   s.startDaemon();
@@ -124,21 +145,13 @@ main("scope-charts", async () => {
   for (const tid of tids) {
     const mine = events.filter((e) => e.tid === tid).slice(-N).map((e) => [e.ts_ns, e.fields.value]);
     const key = `${LEVEL}@${tid}`;
-    await waitFor(() => page.evaluate(([k, v]) => {
-      const p = window.fdrScope.lastPoints(k, 1);
-      return p.length && p[0][1] === v;
-    }, [key, mine[N - 1][1]]), `${key}'s last point`, 30000);
-    same(await page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [key, N]), mine, key);
+    await settle(page, key, mine, key);
   }
   log(`per thread: each series ends with its thread's last ${N} events`);
   // merged again: both threads' events in time order
   await levelChart.locator(".chart-split input").uncheck();
   const last = events.slice(-N).map((e) => [e.ts_ns, e.fields.value]);
-  await waitFor(() => page.evaluate(([k, v]) => {
-    const p = window.fdrScope.lastPoints(k, 1);
-    return p.length && p[0][1] === v;
-  }, [LEVEL, last[N - 1][1]]), "the merged series' last point", 30000);
-  same(await page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [LEVEL, N]), last, "merged");
+  await settle(page, LEVEL, last, "merged");
   log(`merged: the last ${N} events of both threads`);
 
   // remove wave from the chart, then close the chart
