@@ -16,6 +16,8 @@ import re
 import signal
 import socket
 import subprocess
+import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -23,6 +25,18 @@ import session_helpers as h
 
 c = h.c
 URL = re.compile(r"^http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{32})\n$")
+
+
+def wait(cond, what):
+    """session_helpers.wait_for, saying on stderr what it still waits for
+    after 20 s (for a TIMEOUT's log; the test's TIMEOUT bounds it)."""
+    t0 = time.monotonic()
+    said = False
+    while not cond():
+        if not said and time.monotonic() - t0 > 20:
+            print("still waiting: " + what, file=sys.stderr, flush=True)
+            said = True
+        time.sleep(0.01)
 
 
 class Scope:

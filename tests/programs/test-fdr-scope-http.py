@@ -252,11 +252,11 @@ def twenty():
 # round of this) hold their slot until the server writes to them again
 # (within a second): asked again until all 16 are free.
 codes = []
-h.wait_for(lambda: codes.append(twenty()) or codes[-1] == [200] * 16 + [503] * 4,
+sc.wait(lambda: codes.append(twenty()) or codes[-1] == [200] * 16 + [503] * 4,
            "20 streams: 16 served, 4 refused")
 c.check(all(x.count(200) <= 16 and 503 in x for x in codes), "more than 16 streams "
         "served, or none refused: %s" % codes)
-h.wait_for(lambda: open_stream()[1] == 200, "a stream served after the others closed")
+sc.wait(lambda: open_stream()[1] == 200, "a stream served after the others closed")
 
 # -- 9. the end ---------------------------------------------------------------------------------
 c.check(scope.stop() == 0, "SIGTERM: exit status not 0")

@@ -80,7 +80,7 @@ def events():
     return {x["id"]: x for x in ev["events"]}, {t["name"]: t for t in ev["tunables"]}
 
 
-h.wait_for(lambda: "gain" in events()[1] and events()[0].get("scope:level", {})
+sc.wait(lambda: "gain" in events()[1] and events()[0].get("scope:level", {})
            .get("count", 0) > 0, "the program's state and first events")
 byid, tun = events()
 for n in ("scope:level", "scope:tick", "scope:gain", "scope:wave", "scope:note"):
@@ -119,22 +119,22 @@ def npoints(key):
         return list(points.get(key, []))
 
 
-h.wait_for(lambda: len(npoints("scope:level.value")) > 20, "points of scope:level")
+sc.wait(lambda: len(npoints("scope:level.value")) > 20, "points of scope:level")
 
 # -- 3. record off, on ---------------------------------------------------------------
 st, body = scope.post("what=record&event=scope:tick&on=0")
 c.check(st == 200 and body == {"ok": True}, "record off: %d %r" % (st, body))
-h.wait_for(lambda: events()[0]["scope:tick"]["recorded"] is False, "state: tick off")
+sc.wait(lambda: events()[0]["scope:tick"]["recorded"] is False, "state: tick off")
 t_off = mono_ns()
 lv = events()[0]["scope:level"]["count"]
-h.wait_for(lambda: events()[0]["scope:level"]["count"] > lv + 50, "more events, tick off")
+sc.wait(lambda: events()[0]["scope:level"]["count"] > lv + 50, "more events, tick off")
 t_back = mono_ns()  # from here on ticks may come again
 st, body = scope.post("what=record&event=scope:tick&on=1")
 c.check(st == 200, "record on: %d %r" % (st, body))
-h.wait_for(lambda: events()[0]["scope:tick"]["recorded"] is True, "state: tick on")
+sc.wait(lambda: events()[0]["scope:tick"]["recorded"] is True, "state: tick on")
 t_on = mono_ns()
 tk = events()[0]["scope:tick"]["count"]
-h.wait_for(lambda: events()[0]["scope:tick"]["count"] > tk + 20, "ticks again in the scope")
+sc.wait(lambda: events()[0]["scope:tick"]["count"] > tk + 20, "ticks again in the scope")
 
 # -- 4. tunables ---------------------------------------------------------------------
 for form, code in (("what=tunable&name=gain&value=101", 400),
@@ -150,18 +150,18 @@ for form, code in (("what=tunable&name=gain&value=101", 400),
 c.check(events()[1]["gain"]["value"] == 5, "a refused value changed gain")
 st, body = scope.post("what=tunable&name=gain&value=42")
 c.check(st == 200, "gain=42: %d %r" % (st, body))
-h.wait_for(lambda: events()[1]["gain"]["value"] == 42, "state: gain 42")
-h.wait_for(lambda: any(v == 42 for _, v in npoints("scope:gain.value")), "42 in the stream")
+sc.wait(lambda: events()[1]["gain"]["value"] == 42, "state: gain 42")
+sc.wait(lambda: any(v == 42 for _, v in npoints("scope:gain.value")), "42 in the stream")
 st, body = scope.post("what=tunable&name=amp&value=2.5")
 c.check(st == 200, "amp=2.5: %d %r" % (st, body))
-h.wait_for(lambda: events()[1]["amp"]["value"] == 2.5, "state: amp 2.5")
+sc.wait(lambda: events()[1]["amp"]["value"] == 2.5, "state: amp 2.5")
 st, body = scope.post("what=print&event=scope:note&on=1")
 c.check(st == 200, "print on: %d %r" % (st, body))
-h.wait_for(lambda: events()[0]["scope:note"]["printed"] is True, "state: note printed")
+sc.wait(lambda: events()[0]["scope:note"]["printed"] is True, "state: note printed")
 
 # -- 5. the program ends ---------------------------------------------------------------
 os.kill(child, signal.SIGTERM)
-h.wait_for(lambda: not scope.json("/api/info")["running"], "running false")
+sc.wait(lambda: not scope.json("/api/info")["running"], "running false")
 c.check("exited with status 0; still serving" in scope.stderr(), "stderr %r" % scope.stderr())
 level = sc.trace_values(own, "scope:level", "value")
 gain = sc.trace_values(own, "scope:gain", "value")
@@ -186,7 +186,7 @@ def same_points(key, want, what):
                                            % (what, len(got), len(want), got[:2], want[:2]))
 
 
-h.wait_for(lambda: same_points("scope:level.value", level, None), "every level point")
+sc.wait(lambda: same_points("scope:level.value", level, None), "every level point")
 same_points("scope:level.value", level, "scope:level.value")
 same_points("scope:gain.value", gain, "scope:gain.value")
 live_level = sorted(npoints("scope:level.value"), key=lambda p: (p[1], p[0]))
@@ -219,22 +219,22 @@ s.pids.add(kpid)
 c.check(len(scope_traces()) == 1, "the second scope's trace: %s" % scope_traces())
 k.p.kill()
 k.p.wait()
-h.wait_for(lambda: scope_traces() == [], "fdrd destroys a killed scope's trace")
+sc.wait(lambda: scope_traces() == [], "fdrd destroys a killed scope's trace")
 os.kill(kpid, signal.SIGTERM)
 
 # -- 8. PID and TRACE --------------------------------------------------------------------------
 alone = subprocess.Popen([prog], env=s.env, stdout=subprocess.DEVNULL)
 s.pids.add(alone.pid)
-h.wait_for(lambda: any(p["pid"] == alone.pid for p in
+sc.wait(lambda: any(p["pid"] == alone.pid for p in
                        s.json("list", "processes", "--json")["processes"]), "registered")
 ps = sc.Scope(s, [str(alone.pid)])
 info = ps.json("/api/info")
 c.check(info["target"] == "pid %d" % alone.pid and info["control"], "PID: %r" % info)
-h.wait_for(lambda: "gain" in {t["name"] for t in ps.json("/api/events")["tunables"]},
+sc.wait(lambda: "gain" in {t["name"] for t in ps.json("/api/events")["tunables"]},
            "PID: the state")
 st, body = ps.post("what=tunable&name=gain&value=7")
 c.check(st == 200, "PID: gain=7: %d %r" % (st, body))
-h.wait_for(lambda: {t["name"]: t for t in ps.json("/api/events")["tunables"]}["gain"]
+sc.wait(lambda: {t["name"]: t for t in ps.json("/api/events")["tunables"]}["gain"]
            ["value"] == 7, "PID: gain 7")
 c.check(ps.stop() == 0, "PID: exit status")
 alone.terminate()
@@ -253,7 +253,7 @@ c.check(r.returncode == 0, "scope-prog for the named trace: %d" % r.returncode)
 ts_ = sc.Scope(s, ["named"])
 info = ts_.json("/api/info")
 c.check(info["target"] == "trace named" and not info["control"], "TRACE: %r" % info)
-h.wait_for(lambda: any(e["id"] == "scope:level" and e["count"] > 0
+sc.wait(lambda: any(e["id"] == "scope:level" and e["count"] > 0
                        for e in ts_.json("/api/events")["events"]), "TRACE: events")
 st, body = ts_.post("what=tunable&name=gain&value=7")
 c.check(st == 409, "TRACE: control %d" % st)
