@@ -20,8 +20,9 @@ directory, session_helpers.py), checked against the program's own trace
    state says printed.
 5. The program ends (SIGTERM): /api/info says not running, stderr says
    how it ended; every scope:level and scope:gain value of its own trace
-   is a point of the stream with the same time (seconds since the epoch)
-   and value, and nothing else is.
+   is a point of the stream with the same value and time (seconds since
+   the epoch, within 1 ms: the clock's calibration goes on), and nothing
+   else is.
 6. SIGTERM to the scope: exit 0, its trace gone from fdrd, its temporary
    directory gone. A replay of the program's own trace gives the same
    points.
@@ -177,11 +178,18 @@ c.check(set(gv[:first42]) == {5} and set(gv[first42:]) == {42},
         "gain values: %s ... %s" % (gv[:3], gv[-3:]))
 
 
+# Times: the program's clock is converted with the frequency known when
+# the scope read the trace's metadata, the program's own trace with the one
+# calibrated at its end: they may differ by tens of microseconds after some
+# seconds (docs/scope.md). Within 1 ms; values exactly.
+TOL = 1e-3
+
+
 def same_points(key, want, what):
     got = sorted(npoints(key), key=lambda p: (p[1], p[0]))
     want = sorted(want, key=lambda p: (p[1], p[0]))
     ok = len(got) == len(want) and all(
-        abs(a[0] - b[0]) < 2e-6 and a[1] == b[1] for a, b in zip(got, want))
+        abs(a[0] - b[0]) < TOL and a[1] == b[1] for a, b in zip(got, want))
     return ok if what is None else c.check(ok, "%s: %d points, trace %d; first %s / %s"
                                            % (what, len(got), len(want), got[:2], want[:2]))
 
@@ -206,7 +214,7 @@ with rep.stream("fields=scope:level.value&width=4000") as st_:
         if name_ == "done":
             break
 got.sort(key=lambda p: (p[1], p[0]))
-c.check(len(got) == len(live_level) and all(abs(a[0] - b[0]) < 2e-6 and a[1] == b[1]
+c.check(len(got) == len(live_level) and all(abs(a[0] - b[0]) < TOL and a[1] == b[1]
                                             for a, b in zip(got, live_level)),
         "replay: %d points, live %d; first %s / %s" % (len(got), len(live_level), got[:1],
                                                        live_level[:1]))
