@@ -71,6 +71,7 @@ add_executable(fdr-bench
   ${_fb_src}/report.c
   ${_fb_src}/machine.c
   ${_fb_src}/sections.c
+  ${_fb_src}/scope_bench.c
   ${_fb_src}/floor.c
   ${_fb_src}/fdr_adapter.c
   ${_fb_src}/lttng/lttng_adapter.c

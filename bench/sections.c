@@ -1040,16 +1040,18 @@ int bench_sections_run(const bench_sections_ctx *c)
                     {"print", print_speed},
                     {"daemon", daemon_rows},
                     {"threads_1000", thousand_threads},
-                    {"relay", relay_rows}};
+                    {"relay", relay_rows},
+                    {"scope", bench_scope}};
     int bad = 0;
     for (size_t i = 0; i < sizeof sections / sizeof *sections; i++) {
         if (c->only && strcmp(c->only, sections[i].name) != 0)
             continue;
-        /* Not in the quick run (the bench-quick test): 1,000 threads and a
-         * relayd of its own take long and measure nothing a test checks. */
+        /* Not in the quick run (the bench-quick test): 1,000 threads, a
+         * relayd of its own and the scope take long and measure nothing a
+         * test checks. */
         if (c->quick && !c->only &&
             (!strcmp(sections[i].name, "threads_1000") ||
-             !strcmp(sections[i].name, "relay")))
+             !strcmp(sections[i].name, "relay") || !strcmp(sections[i].name, "scope")))
             continue;
         fprintf(stderr, "sections: %s\n", sections[i].name);
         bad += sections[i].run(c);

@@ -34,6 +34,10 @@ int bench_fdr(const char *bindir, const char *rundir, const char *a1, const char
 /* SIGTERM to the fdrd of RUNDIR (its pid file): it writes out and exits. */
 void bench_fdrd_stop(const char *rundir);
 
+/* The scope section (scope_bench.c): fdr scope's and fdrd's CPU while a
+ * program records 1,000,000 events/s under `fdr scope` with one reader. */
+int bench_scope(const bench_sections_ctx *c);
+
 /* Counts the events of every CTF trace under dir with fdr-bench-count.
  * Returns 0 and sets *events, *discarded, or -1 with a message on stderr. */
 int bench_count_trace(const char *bindir, const char *dir, unsigned long long *events,
