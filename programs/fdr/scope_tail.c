@@ -126,6 +126,18 @@ static int load_classes(struct scope_tail *t, struct tproc *p, int force)
     return ok;
 }
 
+/* A directory stream of a copy of dirfd, from its start (NULL on error). */
+static DIR *dir_of(int dirfd)
+{
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0)
+        close(fd);
+    if (d)
+        rewinddir(d);
+    return d;
+}
+
 /* New <name>-<pid>/ directories of the trace. */
 static void scan_procs(struct scope_tail *t)
 {
@@ -133,14 +145,9 @@ static void scan_procs(struct scope_tail *t)
         t->dfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (t->dfd < 0)
         return;
-    int fd = dup(t->dfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = dir_of(t->dfd);
+    if (!d)
         return;
-    }
-    rewinddir(d);
     struct dirent *e;
     while ((e = readdir(d)) && t->n < TPROCS_MAX) {
         const char *dash = strrchr(e->d_name, '-');
@@ -182,14 +189,9 @@ static void scan_procs(struct scope_tail *t)
 /* New stream_N files of p. */
 static void scan_streams(struct scope_tail *t, struct tproc *p)
 {
-    int fd = dup(p->dirfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = dir_of(p->dirfd);
+    if (!d)
         return;
-    }
-    rewinddir(d);
     struct dirent *e;
     while ((e = readdir(d)) && p->n < STREAMS_MAX) {
         if (strncmp(e->d_name, "stream_", 7) != 0 || !e->d_name[7])
