@@ -84,8 +84,10 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     for (size_t i = 1; i < k; i++)
         if ((s[i] & 0xc0) != 0x80)
             return 0;
-    if ((k == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (k == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
-        (k == 4 && s[0] == 0xf0 && s[1] < 0x90) || (k == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+    if ((k == 3 && s[0] == 0xe0 && s[1] < 0xa0) ||
+        (k == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+        (k == 4 && s[0] == 0xf0 && s[1] < 0x90) ||
+        (k == 4 && s[0] == 0xf4 && s[1] >= 0x90))
         return 0; /* overlong, surrogate, beyond U+10FFFF */
     return k;
 }
