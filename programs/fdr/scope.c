@@ -307,6 +307,30 @@ static void remove_tree(int dirfd, const char *name, int depth)
     unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
+/* Removes the directories base/fdr-scope-PID-XXXXXX of this user whose
+ * scope PID is gone (killed: it could not remove its own). */
+static void sweep(const char *base)
+{
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        if (strncmp(e->d_name, "fdr-scope-", 10) != 0)
+            continue;
+        long pid = strtol(e->d_name + 10, &end, 10);
+        struct stat st;
+        if (pid <= 0 || *end != '-' || strlen(end) != 7 ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+            !(kill((pid_t)pid, 0) < 0 && errno == ESRCH))
+            continue;
+        remove_tree(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}
+
 /* ---- the verb ------------------------------------------------------------------- */
 
 static int make_token(char out[33])
@@ -479,7 +503,8 @@ static int cmd_scope(int argc, char **argv)
             const char *base = getenv("XDG_RUNTIME_DIR");
             if (!base || base[0] != '/')
                 base = "/tmp";
-            snprintf(tmp, sizeof tmp, "%s/fdr-scope-XXXXXX", base);
+            sweep(base);
+            snprintf(tmp, sizeof tmp, "%s/fdr-scope-%ld-XXXXXX", base, (long)getpid());
             if (!mkdtemp(tmp)) {
                 rc = cli_fail(1, verb, "mkdtemp %s: %s", tmp, strerror(errno));
                 tmp[0] = 0;

@@ -26,7 +26,8 @@ directory, session_helpers.py), checked against the program's own trace
 6. SIGTERM to the scope: exit 0, its trace gone from fdrd, its temporary
    directory gone. A replay of the program's own trace gives the same
    points.
-7. SIGKILL to a scope: fdrd destroys its trace (ephemeral).
+7. SIGKILL to a scope: fdrd destroys its trace (ephemeral); the next
+   scope removes the directory the killed one left.
 8. PID mode on a program started alone (registered with fdrd): control
    works; a pid that is not registered is one error line. TRACE mode on a
    trace made with fdr create: read only, its events. An unknown trace is
@@ -235,7 +236,12 @@ alone = subprocess.Popen([prog], env=s.env, stdout=subprocess.DEVNULL)
 s.pids.add(alone.pid)
 sc.wait(lambda: any(p["pid"] == alone.pid for p in
                        s.json("list", "processes", "--json")["processes"]), "registered")
-ps = sc.Scope(s, [str(alone.pid)])
+c.check(len(glob.glob(os.path.join(xdg, "fdr-scope-%d-*" % k.p.pid))) == 1,
+        "the killed scope's directory: %s" % os.listdir(xdg))
+ps = sc.Scope(s, [str(alone.pid)], env={"XDG_RUNTIME_DIR": xdg})
+# the next scope removes the directory of the killed one
+c.check(glob.glob(os.path.join(xdg, "fdr-scope-%d-*" % k.p.pid)) == [],
+        "the killed scope's directory is left: %s" % os.listdir(xdg))
 info = ps.json("/api/info")
 c.check(info["target"] == "pid %d" % alone.pid and info["control"], "PID: %r" % info)
 sc.wait(lambda: "gain" in {t["name"] for t in ps.json("/api/events")["tunables"]},
@@ -245,6 +251,7 @@ c.check(st == 200, "PID: gain=7: %d %r" % (st, body))
 sc.wait(lambda: {t["name"]: t for t in ps.json("/api/events")["tunables"]}["gain"]
            ["value"] == 7, "PID: gain 7")
 c.check(ps.stop() == 0, "PID: exit status")
+c.check(os.listdir(xdg) == [], "left in %s: %s" % (xdg, os.listdir(xdg)))
 alone.terminate()
 alone.wait()
 me = os.getpid()
