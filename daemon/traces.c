@@ -263,6 +263,25 @@ static void on_warn(void *ctx, const char *message)
     snprintf(p->msg, p->cap, "bad pattern: %s", message);
 }
 
+/* Removes from items[0..len) every item whose pattern (without its '-')
+ * is pat; returns the new length (*nitems updated). */
+static uint32_t drop_pattern(char *items, uint32_t len, uint32_t *nitems, const char *pat)
+{
+    uint32_t out = 0;
+    for (uint32_t at = 0; at < len;) {
+        const char *it = items + at;
+        uint32_t n = (uint32_t)strlen(it) + 1;
+        if (strcmp(it[0] == '-' ? it + 1 : it, pat) == 0)
+            (*nitems)--;
+        else {
+            memmove(items + out, it, n);
+            out += n;
+        }
+        at += n;
+    }
+    return out;
+}
+
 int fdrd_traces_items(struct fdrd_traces *ts, const struct fdr__msg_items *m, int disable,
                       char *msg, size_t cap)
 {
@@ -304,6 +323,11 @@ int fdrd_traces_items(struct fdrd_traces *ts, const struct fdr__msg_items *m, in
                 err = ENOSPC;
                 break;
             }
+            /* An earlier item of the same pattern, on or off, is overridden
+             * by this one for every event it matches: dropped, so that a
+             * list switched back and forth (the scope's switches) stays as
+             * long as its distinct patterns. */
+            len = drop_pattern(items, len, &nitems, one[0] == '-' ? one + 1 : one);
             memcpy(items + len, one, (size_t)n + 1);
             len += (uint32_t)n + 1;
             nitems++;

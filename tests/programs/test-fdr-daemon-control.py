@@ -21,7 +21,9 @@ a trace of its own (FDR_OUTPUT), where the effects are checked:
    here on a raw socket): only that process is routed into it (a second
    program is not), its newest events reach the stream files while it
    records (live, within seconds, without stopping anything), and fdrd
-   destroys the trace when this connection closes."""
+   destroys the trace when this connection closes.
+7. 300 enable/disable flips of one event keep one item for it in the
+   trace's list (the last), so they fit and mean what the last said."""
 import glob
 import json
 import os
@@ -231,4 +233,17 @@ c.check(ns == list(range(ns[0], ns[0] + len(ns))) or ns == sorted(set(ns)),
         "live trace ticks out of order")
 print("scope trace: %d ticks of pid %d only, live, destroyed with its connection"
       % (len(got), a.pid))
+
+# 7. A switch flipped back and forth (the scope sends ENABLE/DISABLE of one
+# event to its trace each time): the list keeps one item per pattern, the
+# last one, so 300 flips fit in a trace's 256 items and mean what the last
+# said.
+s.fdr("create", "flip")
+s.fdr("enable", "flip", "ses:*")
+for i in range(150):
+    s.fdr("disable", "flip", "ses:tick")
+    s.fdr("enable", "flip", "ses:tick")
+s.fdr("disable", "flip", "ses:mark")
+c.check(s.traces()["flip"]["events"] == ["ses:*", "ses:tick", "-ses:mark"],
+        "flip: %r" % s.traces()["flip"]["events"])
 c.finish()
