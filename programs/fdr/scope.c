@@ -444,7 +444,14 @@ static int cmd_scope(int argc, char **argv)
             rc = cli_fail(1, verb, "out of memory");
             goto out;
         }
-        if ((rc = client_open(ctl.c, verb, 1)) != 0) {
+        /* Only a command of our own can start with fdrd started now: a
+         * running program or a trace needs the fdrd it already knows. */
+        if ((rc = client_open(ctl.c, verb, !arg)) != 0) {
+            if (rc < 0)
+                cli_fail(1, verb,
+                         "fdrd is not running (attaching to %s needs the fdrd it was "
+                         "started with)",
+                         is_pid ? "a program" : "a trace");
             free(ctl.c);
             ctl.c = NULL;
             rc = 1;

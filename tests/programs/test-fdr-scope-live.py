@@ -29,7 +29,8 @@ directory, session_helpers.py), checked against the program's own trace
 7. SIGKILL to a scope: fdrd destroys its trace (ephemeral); the next
    scope removes the directory the killed one left.
 8. PID mode on a program started alone (registered with fdrd): control
-   works; a pid that is not registered is one error line. TRACE mode on a
+   works; a pid that is not registered is one error line, and so are PID
+   and TRACE with no fdrd running (none is started for them). TRACE mode on a
    trace made with fdr create: read only, its events. An unknown trace is
    one error line."""
 import glob
@@ -257,6 +258,15 @@ alone.wait()
 me = os.getpid()
 s.fdr_err(["scope", str(me)], "fdr scope: process %d is not registered with fdrd (attaching "
           "needs fdrd running when the program started)" % me, 1)
+# No fdrd at all: PID and TRACE refuse in one line and start none.
+nofdrd = os.path.join(s.work, "no-fdrd")
+for arg, what in ((str(me), "a program"), ("named", "a trace")):
+    r = s.run(["scope", arg], env={"FDR_RUNDIR": nofdrd})
+    c.check(r.returncode == 1 and r.stdout == "" and r.stderr ==
+            "fdr scope: fdrd is not running (attaching to %s needs the fdrd it was "
+            "started with)\n" % what, "scope %s without fdrd: %d %r" % (arg, r.returncode,
+                                                                  r.stderr))
+c.check(not os.path.exists(os.path.join(nofdrd, "fdrd.sock")), "fdr scope started fdrd")
 
 tdir = os.path.join(s.work, "named")
 s.fdr("create", "named", "-o", tdir)
