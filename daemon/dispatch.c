@@ -267,18 +267,20 @@ static void control(struct fdrd_server *s, struct fdrd_client *c,
         reply(s, c, m->h.seq, ESRCH, 0, text);
         return;
     }
-    /* To the process, as it came (checked), with pid 0 and fdrd's seq. */
+    /* To the process, as it came (checked), with pid 0 and its number as
+     * seq: the process's next report says it applied it (`answers`). */
     size_t len = m->h.size;
     struct fdr__msg_control *f = (struct fdr__msg_control *)s->tx;
     memcpy(f, m, len);
-    fdr__proto_init(f, len, FDR__MSG_CONTROL, 0);
+    uint32_t n = ++p->controls;
+    fdr__proto_init(f, len, FDR__MSG_CONTROL, n);
     f->pid = 0;
     fdrd_server_send(s, p, f, len);
     if (m->what != FDR__CONTROL_STATE) {
         fdrd_log("process %u: %s set by client %lu", m->pid,
                  m->what == FDR__CONTROL_RECORD ? "events recorded" : "events printed",
                  c->id);
-        reply(s, c, m->h.seq, 0, 0, NULL);
+        reply(s, c, m->h.seq, 0, n, NULL);
         return;
     }
     if (!p->state) {

@@ -35,6 +35,7 @@ struct fdrd_client {
     struct fdrd_collect *col;     /* its class table and routes (collect.c); NULL
                                      until it sends CLASSES: idle clients stay small */
     struct fdr__msg_state *state; /* the last STATE it sent (malloc'd), or NULL */
+    uint32_t controls;            /* CONTROLs passed to it (their numbers) */
 };
 
 struct fdrd_server {

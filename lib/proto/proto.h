@@ -316,10 +316,14 @@ struct fdr__msg_control {
  *     "E R P provider event"              R, P: 1 recorded, printed; else 0
  *     "T name i|d r value min max default"  integer (%lld) or floating
  *                                           (%.17g); r 1: min and max apply
- *   16 pid | 20 pad | 24 nitems | 28 len | 32 items[len] */
+ * answers: the number of the last CONTROL the process had applied when it
+ * made the report (fdrd numbers the CONTROLs it passes to a process 1, 2,
+ * ... in their seq, and says the number in its REPLY's value), 0 before
+ * the first: a report with answers >= n shows the effect of control n.
+ *   16 pid | 20 answers | 24 nitems | 28 len | 32 items[len] */
 struct fdr__msg_state {
     struct fdr__msg_hdr h;
-    uint32_t pid, pad;
+    uint32_t pid, answers;
     uint32_t nitems, len;
     char items[];
 };

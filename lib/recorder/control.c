@@ -252,6 +252,11 @@ int fdr__control_event_list(fdr_event_cb cb, void *arg)
     if (!cb)
         return -EINVAL;
     fdr__control_ready(NULL);
+    return fdr__control_event_each(cb, arg);
+}
+
+int fdr__control_event_each(fdr_event_cb cb, void *arg)
+{
     /* Collected first so that cb runs without the registry lock. */
     struct known k = {0};
     fdr__registry_each(collect, &k);

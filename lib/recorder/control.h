@@ -17,5 +17,9 @@ int fdr__control_is_ready(void);
  * the library has started (api.c). */
 int fdr__control_set_rules(int print, const char *spec, const char *origin);
 int fdr__control_event_list(fdr_event_cb cb, void *arg);
+/* The same list as it is now, without running the deferred work (for
+ * fdrd's state reports, which may come before every name is known: they
+ * must not make the warnings about unknown names come early). */
+int fdr__control_event_each(fdr_event_cb cb, void *arg);
 
 #endif

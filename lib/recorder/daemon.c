@@ -364,13 +364,15 @@ static void state_tunable(void *arg, const fdr_tunable_info_t *t)
         state_add(arg, item);
 }
 
-/* Sends STATE: every known event and tunable, one item each. */
-static void send_state(void)
+/* Sends STATE: every known event and tunable, one item each; `answers`
+ * the number of the last CONTROL applied. */
+static void send_state(uint32_t answers)
 {
     static uint64_t buf[(sizeof(struct fdr__msg_state) + FDR_PROTO_ITEMS_CAP) / 8 + 1];
     struct state_buf b = {(struct fdr__msg_state *)buf, FDR_PROTO_ITEMS_CAP, 0};
     memset(b.m, 0, sizeof *b.m);
-    fdr__control_event_list(state_event, &b);
+    b.m->answers = answers;
+    fdr__control_event_each(state_event, &b);
     fdr__tunable_list(state_tunable, &b);
     if (send_msg(b.m, sizeof *b.m + b.m->len, FDR__MSG_STATE, ++seq) < 0)
         drop_connection();
@@ -385,7 +387,7 @@ static void control(const struct fdr__msg_control *m)
         join_items(m->items, m->len, spec);
         fdr__control_set_rules(m->what == FDR__CONTROL_PRINT, spec, "fdr scope");
     }
-    send_state();
+    send_state(m->h.seq);
 }
 
 /* Reads one message of fdrd's (poll said there is one): a reply to our
@@ -440,7 +442,7 @@ static int read_reply(void)
     const struct fdr__msg_reply *r = (const void *)buf;
     if (r->h.type == FDR__MSG_REPLY && r->h.seq == classes_seq && classes_seq) {
         window_end(); /* the routes of the traces started then came before */
-        send_state();
+        send_state(0);
     }
     if (r->h.type == FDR__MSG_REPLY && r->h.seq >= SEQ_PROVIDER &&
         r->h.seq < SEQ_PROVIDER + FDR_PROVIDER_MAX && r->h.status == 0)

@@ -312,7 +312,8 @@ static int quiet_fail(struct client *c, int err, const char *why)
     return err;
 }
 
-int client_control(struct client *c, uint32_t pid, unsigned what, const char *spec)
+int client_control(struct client *c, uint32_t pid, unsigned what, const char *spec,
+                   uint32_t *ticket)
 {
     uint64_t buf[(sizeof(struct fdr__msg_control) + FDR_PROTO_ITEMS_CAP) / 8 + 1];
     struct fdr__msg_control *m = (void *)buf;
@@ -337,10 +338,13 @@ int client_control(struct client *c, uint32_t pid, unsigned what, const char *sp
         return quiet_fail(c, -t, "lost the connection to fdrd");
     if (t != FDR__MSG_REPLY)
         return quiet_fail(c, EBADMSG, "bad answer from fdrd");
+    const struct fdr__msg_reply *r = (const void *)c->buf;
+    if (ticket)
+        *ticket = r->value;
     return reply_status(c);
 }
 
-int client_state(struct client *c, uint32_t pid, char *out, size_t cap)
+int client_state(struct client *c, uint32_t pid, char *out, size_t cap, uint32_t *answers)
 {
     struct fdr__msg_control m;
     memset(&m, 0, sizeof m);
@@ -354,6 +358,8 @@ int client_state(struct client *c, uint32_t pid, char *out, size_t cap)
     if (t != FDR__MSG_STATE_INFO || cap == 0)
         return quiet_fail(c, EBADMSG, "bad answer from fdrd");
     const struct fdr__msg_state *st = (const void *)c->buf;
+    if (answers)
+        *answers = st->answers;
     size_t k = 0;
     for (const char *it = st->items; it < st->items + st->len; it += strlen(it) + 1) {
         size_t n = strlen(it);

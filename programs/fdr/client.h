@@ -45,14 +45,19 @@ int client_next(struct client *c);
  * client_control: spec (items separated by ',') replaces the choice of
  * events recorded (what FDR__CONTROL_RECORD, as fdr_record_set) or printed
  * (FDR__CONTROL_PRINT, as fdr_trace_set; NAME=VALUE items set tunables) of
- * process pid. ESRCH: no such process registered.
+ * process pid. ESRCH: no such process registered. *ticket (may be NULL)
+ * gets the control's number.
  * client_state: the state process pid last reported, one line per item
  * (proto.h, struct fdr__msg_state), '\n'-terminated, into out[0..cap)
  * (lines that do not fit are left out); fdrd also asks the process for a
  * new one, so calling it every second keeps it fresh. ESRCH, or ENODATA
- * when the process has not reported yet. */
-int client_control(struct client *c, uint32_t pid, unsigned what, const char *spec);
-int client_state(struct client *c, uint32_t pid, char *out, size_t cap);
+ * when the process has not reported yet. *answers (may be NULL) gets the
+ * number of the last control the report shows applied: a state with
+ * answers >= a control's ticket is the program's state after it. */
+int client_control(struct client *c, uint32_t pid, unsigned what, const char *spec,
+                   uint32_t *ticket);
+int client_state(struct client *c, uint32_t pid, char *out, size_t cap,
+                 uint32_t *answers);
 
 /* Prints s as a JSON string (quotes, escapes, \u00XX for control bytes;
  * bytes >= 0x80 that are not valid UTF-8 as \u00XX too). */

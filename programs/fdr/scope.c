@@ -163,7 +163,7 @@ int scope_ctl_apply(struct scope_ctl *ctl, struct scope_db *db, const char *what
     }
     pthread_mutex_unlock(&db->mu);
     pthread_mutex_lock(&ctl->mu);
-    int e = client_control(ctl->c, ctl->pid, kind, spec);
+    int e = client_control(ctl->c, ctl->pid, kind, spec, NULL);
     if (e) {
         const struct fdr__msg_reply *r = (const void *)ctl->c->buf;
         snprintf(why, cap, "%s", r->text[0] ? r->text : strerror(e));
@@ -189,7 +189,7 @@ static void poll_state(struct scope_ctl *ctl, struct scope_db *db)
 #ifdef FDR_SCOPE_CONTROL
     static char buf[256 * 1024];
     pthread_mutex_lock(&ctl->mu);
-    int e = client_state(ctl->c, ctl->pid, buf, sizeof buf);
+    int e = client_state(ctl->c, ctl->pid, buf, sizeof buf, NULL);
     pthread_mutex_unlock(&ctl->mu);
     if (e == 0) {
         pthread_mutex_lock(&db->mu);

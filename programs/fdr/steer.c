@@ -10,7 +10,8 @@
  * sets a tunable and leaves the events as they were. The program applies
  * them on its fdrd thread and reports its state; the state printed here
  * is the first report that came after the changes (fdrd keeps the last one
- * each program sent; we ask until it is a newer one, for at most 2 s). */
+ * each program sent, with the number of the last control it had applied;
+ * we ask until it shows ours, for at most 10 s). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -168,46 +169,39 @@ static int cmd_control(int argc, char **argv)
                         "fdrd is not running (a program finds it when it starts)");
     if (rc)
         return rc;
-    static char before[1 << 16], state[1 << 16];
-    int err = client_state(&cl, (uint32_t)pid, before, sizeof before);
-    if (err == ESRCH) {
-        rc = cli_fail(1, verb, "%s", reply_text(&cl));
-        goto out;
-    }
+    static char state[1 << 16];
     const struct {
         const char *spec;
         unsigned what;
     } todo[] = {{record, FDR__CONTROL_RECORD},
                 {print, FDR__CONTROL_PRINT},
                 {nsets ? sets : NULL, FDR__CONTROL_PRINT}};
-    int changed = 0;
+    uint32_t ticket = 0, answers = 0;
     for (size_t i = 0; i < sizeof todo / sizeof *todo; i++) {
         if (!todo[i].spec)
             continue;
-        err = client_control(&cl, (uint32_t)pid, todo[i].what, todo[i].spec);
+        int err = client_control(&cl, (uint32_t)pid, todo[i].what, todo[i].spec, &ticket);
         if (err) {
             rc = cli_fail(1, verb, "%s", reply_text(&cl));
             goto out;
         }
-        changed = 1;
     }
-    /* The program reports after each change; wait for a report that is
-     * not the one we had (or for any, when it had not reported). */
+    /* The program reports after each control: wait for the report that
+     * shows the last one applied (fdrd keeps the last report; each call
+     * also asks for a new one). Without a change, the last report. */
     struct timespec t0, now, nap = {0, 10 * 1000 * 1000};
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
-        err = client_state(&cl, (uint32_t)pid, state, sizeof state);
-        if (err && err != ENODATA) {
+        int err = client_state(&cl, (uint32_t)pid, state, sizeof state, &answers);
+        if (err && (err != ENODATA || !ticket)) {
             rc = cli_fail(1, verb, "%s", reply_text(&cl));
             goto out;
         }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double waited =
-            (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
-        if (!err && (!changed || strcmp(state, before) != 0 || waited > 2))
+        if (!err && answers >= ticket)
             break;
-        if (waited > 2) {
-            rc = cli_fail(1, verb, "process %lu did not report its state in 2 s", pid);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > 10) {
+            rc = cli_fail(1, verb, "process %lu did not answer in 10 s", pid);
             goto out;
         }
         nanosleep(&nap, NULL);

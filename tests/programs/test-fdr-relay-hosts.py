@@ -210,8 +210,18 @@ for host in HOSTS.values():
 for host in HOSTS.values():
     c.check(live_events(host) == 10, "lttng-live prints %s's events while it runs" % host)
 
-# Host A's fdrd dies; host B goes on.
+# Host A's fdrd dies; host B goes on. First, both of host a's threads have
+# data at relayd (on a loaded machine one stream can lag the other).
 a, b = hosts["a"], hosts["b"]
+
+
+def relayd_streams(x):
+    files = glob.glob(os.path.join(out, HOSTS[x.k], "T-*", "session-prog-%d" % x.prog_pid,
+                                   "stream_*"))
+    return [f for f in files if os.path.getsize(f) > 0]
+
+
+h.wait_for(lambda: len(relayd_streams(a)) >= 2, "host a: both threads' streams at relayd")
 os.kill(a.pid, signal.SIGKILL)
 h.wait_for(lambda: not h.pid_alive(a.pid), "host a's fdrd is gone")
 sent = b.relay_status()["packets_sent"]
@@ -220,6 +230,29 @@ h.wait_for(lambda: b.relay_status()["packets_sent"] >= sent + 4,
 emitted_b = b.end()
 b.fdr("destroy", "T")
 emitted_a = a.end()
+
+
+def relayd_total(x):
+    """Events + discarded events in x's trace at relayd, as bt2 reads it
+    now (None while it does not read: relayd may still be writing what
+    fdrd sent before the destroy returned)."""
+    import bt2
+    dirs = glob.glob(os.path.join(out, HOSTS[x.k], "T-*", "session-prog-%d" % x.prog_pid))
+    if len(dirs) != 1:
+        return None
+    n = 0
+    try:
+        for m in bt2.TraceCollectionMessageIterator(dirs[0]):
+            if type(m) is bt2._EventMessageConst:
+                n += 1
+            elif type(m) is bt2._DiscardedEventsMessageConst:
+                n += m.count or 0
+    except Exception:
+        return None
+    return n
+
+
+h.wait_for(lambda: relayd_total(b) == sum(emitted_b), "relayd wrote all of host b's trace")
 
 for x, emitted in ((a, emitted_a), (b, emitted_b)):
     dirs = glob.glob(os.path.join(out, HOSTS[x.k], "T-*", "session-prog-%d" % x.prog_pid))
