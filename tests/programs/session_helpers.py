@@ -204,3 +204,24 @@ def per_thread(path):
             pending[key] += m.count or 0
     c.check(not pending, "%s: discarded events no packet reports" % path)
     return ns, lost
+
+
+def bt_total(path):
+    """Events + discarded events of the trace at path as bt2 reads it now,
+    or None while it does not read: a reader racing its writer (relayd
+    writes what it received after `fdr destroy` returned) waits for this
+    to reach the count it knows."""
+    import glob
+    import bt2
+    if not glob.glob(os.path.join(path, "stream_*")):
+        return None
+    n = 0
+    try:
+        for m in bt2.TraceCollectionMessageIterator(path):
+            if type(m) is bt2._EventMessageConst:
+                n += 1
+            elif type(m) is bt2._DiscardedEventsMessageConst:
+                n += m.count or 0
+    except Exception:
+        return None
+    return n

@@ -232,27 +232,10 @@ b.fdr("destroy", "T")
 emitted_a = a.end()
 
 
-def relayd_total(x):
-    """Events + discarded events in x's trace at relayd, as bt2 reads it
-    now (None while it does not read: relayd may still be writing what
-    fdrd sent before the destroy returned)."""
-    import bt2
-    dirs = glob.glob(os.path.join(out, HOSTS[x.k], "T-*", "session-prog-%d" % x.prog_pid))
-    if len(dirs) != 1:
-        return None
-    n = 0
-    try:
-        for m in bt2.TraceCollectionMessageIterator(dirs[0]):
-            if type(m) is bt2._EventMessageConst:
-                n += 1
-            elif type(m) is bt2._DiscardedEventsMessageConst:
-                n += m.count or 0
-    except Exception:
-        return None
-    return n
-
-
-h.wait_for(lambda: relayd_total(b) == sum(emitted_b), "relayd wrote all of host b's trace")
+# relayd may still be writing what host b's fdrd sent before the destroy
+b_dirs = lambda: glob.glob(os.path.join(out, HOSTS["b"], "T-*", "session-prog-%d" % b.prog_pid))
+h.wait_for(lambda: len(b_dirs()) == 1 and h.bt_total(b_dirs()[0]) == sum(emitted_b),
+           "relayd wrote all of host b's trace")
 
 for x, emitted in ((a, emitted_a), (b, emitted_b)):
     dirs = glob.glob(os.path.join(out, HOSTS[x.k], "T-*", "session-prog-%d" % x.prog_pid))

@@ -192,25 +192,6 @@ def totals(path):
     return out, ns
 
 
-def written(path):
-    """Events + discarded events of the trace at path as bt2 reads it now,
-    or None while it does not read (relayd writes what it received after
-    `fdr destroy` returned: sent is not yet on relayd's disk)."""
-    import bt2
-    if not glob.glob(os.path.join(path, "stream_*")):
-        return None
-    n = 0
-    try:
-        for m in bt2.TraceCollectionMessageIterator(path):
-            if type(m) is bt2._EventMessageConst:
-                n += 1
-            elif type(m) is bt2._DiscardedEventsMessageConst:
-                n += m.count or 0
-    except Exception:
-        return None
-    return n
-
-
 def baseline_rate():
     """The pace program's rate into a local trace, no relayd."""
     s.fdr("create", "base", "-o", os.path.join(s.work, "base"))
@@ -339,8 +320,8 @@ def basic():
     c.check(len(dirs) == 1, "one relay session of R: %s" % dirs)
     for q in (normal, killed, pace, quiet):
         name = "session-prog-%d" % q.pid
-        want = written(os.path.join(local, name))
-        h.wait_for(lambda: written(os.path.join(dirs[0], name)) == want,
+        want = h.bt_total(os.path.join(local, name))
+        h.wait_for(lambda: h.bt_total(os.path.join(dirs[0], name)) == want,
                    "relayd wrote %s's trace" % name)
     for q in (normal, killed, pace, quiet):
         name = "session-prog-%d" % q.pid
@@ -437,7 +418,7 @@ def restart():
     # trace of the second session reads in full (the exact checks follow).
     for q, n in ((p, sum(emitted.values())), (small, 2 * 100), (big, 2 * 20000)):
         name = "session-prog-%d" % q.pid
-        h.wait_for(lambda: written(os.path.join(dirs[1], name)) == n,
+        h.wait_for(lambda: h.bt_total(os.path.join(dirs[1], name)) == n,
                    "relayd wrote %s's second session" % name)
     name = "session-prog-%d" % p.pid
     first, _ = totals(os.path.join(dirs[0], name))
