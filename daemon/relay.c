@@ -445,6 +445,11 @@ static void find_streams(struct rproc *p)
             close(fd);
         return;
     }
+    /* A dup shares the directory's read position, which the last turn
+     * left at the end: without this, a stream file that appeared after
+     * the first turn (a thread's first packet came later) was never seen,
+     * and never sent. */
+    rewinddir(d);
     struct dirent *e;
     while ((e = readdir(d)) != NULL && p->n < STREAMS_MAX) {
         char *end;

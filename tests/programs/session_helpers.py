@@ -34,8 +34,15 @@ def pid_alive(pid):
 
 
 def wait_for(cond, what):
-    """Polls cond() until true; the test's TIMEOUT bounds a runaway."""
+    """Polls cond() until true; the test's TIMEOUT bounds a runaway. After
+    30 s it says on stderr what it still waits for (once), so that a test
+    ended by its TIMEOUT names the wait that never ended."""
+    t0 = time.monotonic()
+    said = False
     while not cond():
+        if not said and time.monotonic() - t0 > 30:
+            print("still waiting for: %s" % what, file=sys.stderr, flush=True)
+            said = True
         time.sleep(0.01)
     return True
 
