@@ -28,15 +28,9 @@ URL = re.compile(r"^http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{32})\n$")
 
 
 def wait(cond, what):
-    """session_helpers.wait_for, saying on stderr what it still waits for
-    after 20 s (for a TIMEOUT's log; the test's TIMEOUT bounds it)."""
-    t0 = time.monotonic()
-    said = False
-    while not cond():
-        if not said and time.monotonic() - t0 > 20:
-            print("still waiting: " + what, file=sys.stderr, flush=True)
-            said = True
-        time.sleep(0.01)
+    """session_helpers.wait_for (it says on stderr what it still waits for
+    after 30 s, for a TIMEOUT's log; the test's TIMEOUT bounds it)."""
+    return h.wait_for(cond, what)
 
 
 class Scope:

@@ -33,14 +33,20 @@ def pid_alive(pid):
         return False
 
 
-def wait_for(cond, what):
+def wait_for(cond, what, limit=None):
     """Polls cond() until true; the test's TIMEOUT bounds a runaway. After
     30 s it says on stderr what it still waits for (once), so that a test
-    ended by its TIMEOUT names the wait that never ended."""
+    ended by its TIMEOUT names the wait that never ended. With limit (s),
+    a wait that long is a failure: for what takes fdrd a few milliseconds
+    (a minute is no bet on the machine's speed), so that a bug fails the
+    test instead of hanging it."""
     t0 = time.monotonic()
     said = False
     while not cond():
-        if not said and time.monotonic() - t0 > 30:
+        waited = time.monotonic() - t0
+        if limit is not None and waited > limit:
+            c.fail("gave up after %d s waiting for: %s" % (limit, what))
+        if not said and waited > 30:
             print("still waiting for: %s" % what, file=sys.stderr, flush=True)
             said = True
         time.sleep(0.01)

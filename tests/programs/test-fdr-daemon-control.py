@@ -224,7 +224,7 @@ h.wait_for(lambda: stream_bytes() > first, "live stream file grows")
 c.check(not os.path.exists(os.path.join(live_dir, "session-prog-%d" % b.pid)),
         "process b was routed into a trace of process a")
 k.close()  # the scope goes away: its trace with it
-h.wait_for(lambda: "scope-t" not in s.traces(), "ephemeral trace destroyed")
+h.wait_for(lambda: "scope-t" not in s.traces(), "ephemeral trace destroyed", limit=60)
 s.wait_log("trace scope-t destroyed")
 for q in (a, b):
     q.stdin.close()

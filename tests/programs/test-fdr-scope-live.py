@@ -229,7 +229,7 @@ s.pids.add(kpid)
 c.check(len(scope_traces()) == 1, "the second scope's trace: %s" % scope_traces())
 k.p.kill()
 k.p.wait()
-sc.wait(lambda: scope_traces() == [], "fdrd destroys a killed scope's trace")
+h.wait_for(lambda: scope_traces() == [], "fdrd destroys a killed scope's trace", limit=60)
 os.kill(kpid, signal.SIGTERM)
 
 # -- 8. PID and TRACE --------------------------------------------------------------------------
