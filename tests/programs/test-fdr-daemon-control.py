@@ -22,6 +22,9 @@ a trace of its own (FDR_OUTPUT), where the effects are checked:
    program is not), its newest events reach the stream files while it
    records (live, within seconds, without stopping anything), and fdrd
    destroys the trace when this connection closes.
+   A CONTROL with a bad `what` or a state question with items is
+   refused (EINVAL, with its reason); a STATE from a connection that
+   never registered as a process drops that connection.
 7. 300 enable/disable flips of one event keep one item for it in the
    trace's list (the last), so they fit and mean what the last said."""
 import glob
@@ -56,14 +59,19 @@ def launch(tag, extra=None):
 
 
 def state(pid):
-    """fdr control PID --json, once the program has reported (it does so
-    after registering)."""
+    """fdr control PID --json, once the program has reported with its
+    events: it reports after registering, which can be before its main
+    module's events are known; fdrd keeps the last report and each call
+    asks for a new one, so a later call shows them."""
     while True:
         p = s.run(["control", str(pid), "--json"])
         if p.returncode == 0:
-            return json.loads(p.stdout)
-        c.check("has not reported" in p.stderr or "no process" in p.stderr,
-                "fdr control: %s" % p.stderr.strip())
+            st = json.loads(p.stdout)
+            if any(e["event"] == "tick" for e in st["events"]):
+                return st
+        else:
+            c.check("has not reported" in p.stderr or "no process" in p.stderr,
+                    "fdr control: %s" % p.stderr.strip())
         time.sleep(0.02)
 
 
@@ -203,6 +211,21 @@ def call(msg, typ, seq):
             "request %d: status %d %r" % (typ, status, r[24:].split(b"\0")[0]))
 
 
+# Hostile CONTROL and STATE: refused with a reason, fdrd unharmed.
+CONTROL, STATE = 26, 8
+k.send(hdr(32, CONTROL, 9) + struct.pack("=IIII", a.pid, 7, 0, 0))
+r = k.recv(65536)
+c.check(struct.unpack("=IHHII", r[:16])[2:] == (REPLY, 9, 22) and b"bad control 7" in r,
+        "CONTROL what=7: %r" % r[:60])
+k.send(hdr(34, CONTROL, 10) + struct.pack("=IIII", a.pid, 2, 1, 2) + b"x\0")
+r = k.recv(65536)
+c.check(struct.unpack("=IHHII", r[:16])[2:] == (REPLY, 10, 22),
+        "CONTROL state with items: %r" % r[:60])
+k2 = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+k2.connect(s.sock)
+k2.send(hdr(32, STATE, 1) + struct.pack("=IIII", 0, 0, 0, 0))  # not a process
+c.check(k2.recv(65536) == b"", "STATE from a connection that is no process: not dropped")
+k2.close()
 call(create, CREATE, 1)
 call(name("scope-t") + struct.pack("=II", 1, 2) + b"*\0", ENABLE, 2)
 call(name("scope-t"), START, 3)
