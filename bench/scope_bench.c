@@ -38,39 +38,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* utime + stime of pid in seconds, -1 when it is gone. */
-static double cpu_s(long pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    unsigned long ut, st;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-                     &st) != 2)
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static long fdrd_pid(const char *rundir)
-{
-    char pidf[PATH_MAX + 16];
-    snprintf(pidf, sizeof pidf, "%s/fdrd.pid", rundir);
-    FILE *f = fopen(pidf, "r");
-    long pid = 0;
-    if (f) {
-        if (fscanf(f, "%ld", &pid) != 1)
-            pid = 0;
-        fclose(f);
-    }
-    return pid;
-}
-
 /* A child that reads the stream at port with token until it ends. */
 static pid_t reader(unsigned port, const char *token)
 {
@@ -142,11 +109,11 @@ int bench_scope(const bench_sections_ctx *c)
     pid_t rd = reader(port, token);
     struct timespec w = {WARM_S, 0};
     nanosleep(&w, NULL);
-    long dpid = fdrd_pid(rundir);
-    double t0 = now_s(), s0 = cpu_s(scope), d0 = cpu_s(dpid);
+    long dpid = bench_pid_file(rundir);
+    double t0 = now_s(), s0 = bench_cpu_s(scope), d0 = bench_cpu_s(dpid);
     struct timespec m = {SPAN_S, 0};
     nanosleep(&m, NULL);
-    double t1 = now_s(), s1 = cpu_s(scope), d1 = cpu_s(dpid);
+    double t1 = now_s(), s1 = bench_cpu_s(scope), d1 = bench_cpu_s(dpid);
     kill(scope, SIGTERM);
     waitpid(scope, NULL, 0);
     kill(rd, SIGTERM);

@@ -867,8 +867,7 @@ static int port_open(int port)
     return ok;
 }
 
-/* CPU seconds (user + system) process pid has used; -1 if unknown. */
-static double cpu_s(long pid)
+double bench_cpu_s(long pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -886,7 +885,7 @@ static double cpu_s(long pid)
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-static long pid_file(const char *rundir)
+long bench_pid_file(const char *rundir)
 {
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/fdrd.pid", rundir);
@@ -974,8 +973,8 @@ static int relay_rows(const bench_sections_ctx *c)
                 if (rc)
                     fprintf(stderr, "fdr-bench: lttng streaming session: %s\n", why);
             }
-            long fdrd = pid_file(rundir);
-            double cpu0 = k < 2 ? cpu_s(fdrd) : 0;
+            long fdrd = bench_pid_file(rundir);
+            double cpu0 = k < 2 ? bench_cpu_s(fdrd) : 0;
             uint64_t t0 = now_ns();
             const char *em[] = {"emit", "two_ints", "2", nn, "0", NULL};
             double prog_ns = -1;
@@ -991,7 +990,7 @@ static int relay_rows(const bench_sections_ctx *c)
                 bench_lttng_end(&ls, &d, why, sizeof why);
             }
             double wall = (double)(now_ns() - t0);
-            double cpu = k < 2 ? cpu_s(fdrd) - cpu0 : -1;
+            double cpu = k < 2 ? bench_cpu_s(fdrd) - cpu0 : -1;
             stream_bytes = 0;
             nftw(k ? rout : out, add_stream, 16, FTW_PHYS);
             if (rc || prog_ns <= 0 || !stream_bytes) {

@@ -43,4 +43,10 @@ int bench_scope(const bench_sections_ctx *c);
 int bench_count_trace(const char *bindir, const char *dir, unsigned long long *events,
                       unsigned long long *discarded);
 
+/* CPU seconds (user + system) process pid has used; -1 if unknown
+ * (sections.c, also used by scope_bench.c). */
+double bench_cpu_s(long pid);
+/* The pid in RUNDIR/fdrd.pid, -1 when there is none. */
+long bench_pid_file(const char *rundir);
+
 #endif
