@@ -362,6 +362,21 @@ static int open_stream(const struct fdrd_client *c, struct fdrd_route *r,
     return 0;
 }
 
+/* Packets copied and written per batch: at most FDR__DRAIN_BATCH, a
+ * quarter of the ring (the writer gets slots back while the rest are
+ * written) and what the copy buffer holds. */
+static unsigned batch_size(const struct fdr__ring_geom *g, uint64_t waiting)
+{
+    uint64_t n = g->n_packets / 4;
+    if (n > FDR__DRAIN_BATCH)
+        n = FDR__DRAIN_BATCH;
+    if (n > FDRD_PACKET_MAX / g->packet_size)
+        n = FDRD_PACKET_MAX / g->packet_size;
+    if (n > waiting)
+        n = waiting;
+    return n ? (unsigned)n : 1;
+}
+
 /* Writes the closed packets of ring k; with `last`, the open one too and,
  * in flight-recorder mode, only the newest that the ring still holds. */
 static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned k,
@@ -389,33 +404,49 @@ static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
      * calls that read it, taken back right after. */
     h->out_bytes = ring->out_bytes;
     h->out_lost = ring->out_lost;
-    for (; consumed < produced; consumed++) {
-        uint64_t grown = 0;
-        /* A private copy, checked, is what is written: the process may
-         * write over its ring meanwhile. */
+    while (consumed < produced) {
+        /* Private copies, checked, are what is written: the process may
+         * write over its ring meanwhile. A batch of them in one writev
+         * (common/drain.h). */
         static char copy[FDRD_PACKET_MAX];
-        struct fdr__pkt ph;
-        memcpy(copy, fdr__ring_slot(h, g, consumed), g->packet_size);
-        int rc = 1;
-        if (consumed >= ring->next_seq && fdr__pkt_check(copy, g, consumed, &ph) == 0 &&
-            fdr__drain_sane(copy, &ph, &t, &ring->last_ts) == 0) {
-            rc = fdr__drain_slot(ring->out_fd, h, g, consumed, copy, &t, &grown);
-            ring->next_seq = consumed + 1;
+        const char *slot[FDR__DRAIN_BATCH];
+        uint64_t grown[FDR__DRAIN_BATCH];
+        unsigned n = batch_size(g, produced - consumed);
+        for (unsigned i = 0; i < n; i++) {
+            char *cp = copy + (size_t)i * g->packet_size;
+            uint64_t seq = consumed + i;
+            struct fdr__pkt ph;
+            memcpy(cp, fdr__ring_slot(h, g, seq), g->packet_size);
+            slot[i] = NULL;
+            if (seq >= ring->next_seq && fdr__pkt_check(cp, g, seq, &ph) == 0 &&
+                fdr__drain_sane(cp, &ph, &t, &ring->last_ts) == 0) {
+                slot[i] = cp;
+                ring->next_seq = seq + 1;
+            } else if (!r->bad_logged) {
+                r->bad_logged = 1;
+                fdrd_log(
+                    "client %lu (pid %ld): ring %u: packet %llu corrupt (bad header, "
+                    "event or time), skipped; its events are lost (logged once)",
+                    c->id, (long)c->pid, g->index, (unsigned long long)seq);
+            }
         }
-        if (rc == 1 && !r->bad_logged) {
-            r->bad_logged = 1;
-            fdrd_log("client %lu (pid %ld): ring %u: packet %llu corrupt (bad header, "
-                     "event or time), skipped; its events are lost (logged once)",
-                     c->id, (long)c->pid, g->index, (unsigned long long)consumed);
+        int rc = fdr__drain_packets(ring->out_fd, h, g, consumed, n, slot, grown);
+        for (unsigned i = 0; i < n; i++, consumed++) {
+            if (rc < 0 && slot[i]) {
+                /* The batch could not be written: one by one, each
+                 * packet's events counted when it cannot be either. */
+                int one =
+                    fdr__drain_slot(ring->out_fd, h, g, consumed, slot[i], &t, &grown[i]);
+                if (one < 0)
+                    route_error(c, r, "stream", -one);
+            }
+            ring->out_lost = h->out_lost;
+            ring->out_bytes += grown[i];
+            h->out_bytes = ring->out_bytes;
+            /* The slot is free again; pairs with the writer's acquire load
+             * of `consumed` (writer.c, open_packet). */
+            __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
         }
-        if (rc < 0)
-            route_error(c, r, "stream", -rc);
-        ring->out_lost = h->out_lost;
-        ring->out_bytes += grown;
-        h->out_bytes = ring->out_bytes;
-        /* The slot is free again; pairs with the writer's acquire load
-         * of `consumed` (writer.c, open_packet). */
-        __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
     }
     /* The open packet only if it comes after what was written, in number
      * and in time (a process that scribbled may say otherwise). */

@@ -98,6 +98,44 @@ int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom 
     return r;
 }
 
+int fdr__drain_packets(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                       uint64_t seq, unsigned n, const char *const slot[],
+                       uint64_t grown[])
+{
+    struct fdr__pkt hdr[FDR__DRAIN_BATCH];
+    struct iovec iov[2 * FDR__DRAIN_BATCH];
+    int niov = 0, corrupt = 0;
+    uint64_t reported = h->out_reported;
+    if (n > FDR__DRAIN_BATCH)
+        n = FDR__DRAIN_BATCH;
+    for (unsigned i = 0; i < n; i++) {
+        grown[i] = 0;
+        if (!slot[i] || fdr__pkt_check(slot[i], g, seq + i, &hdr[i]) < 0) {
+            corrupt++;
+            continue;
+        }
+        /* As fdr__packet_write: packet_size trimmed to the content, and
+         * the events lost to earlier failed writes carried. */
+        uint64_t bytes = hdr[i].content_size / 8;
+        hdr[i].discarded += h->out_lost;
+        hdr[i].packet_size = hdr[i].content_size;
+        iov[niov++] = (struct iovec){&hdr[i], sizeof hdr[i]};
+        iov[niov++] =
+            (struct iovec){(char *)slot[i] + sizeof hdr[i], bytes - sizeof hdr[i]};
+        grown[i] = bytes;
+        reported = hdr[i].discarded;
+    }
+    int r = niov ? fdr__writev_full(fd, iov, niov) : 0;
+    if (r < 0) {
+        fdr__drain_cut(fd, h);
+        for (unsigned i = 0; i < n; i++)
+            grown[i] = 0;
+        return r;
+    }
+    h->out_reported = reported;
+    return corrupt;
+}
+
 /* No packet is open, but events were discarded after the last one closed
  * (a writer that left while its ring was full, before a packet could carry
  * the count): a header-only packet after the last one reports them. */

@@ -45,6 +45,25 @@ void fdr__drain_cut(int fd, const struct fdr__buf_hdr *h);
  * `classes` counts the events of a packet that could not be written. */
 int fdr__drain_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                       uint64_t seq, const struct fdr__classes *classes, uint64_t *grown);
+/* Most packets fdr__drain_packets writes in one call. */
+#define FDR__DRAIN_BATCH 16
+
+/* Appends closed packets [seq, seq + n) of ring h (n <= FDR__DRAIN_BATCH)
+ * to fd in one writev, packet seq + i taken from slot[i]: the ring's slot
+ * (fdr__ring_slot), or a private copy checked with fdr__drain_sane, or
+ * NULL for a packet to skip. The kernel's cost per call and per partly
+ * written page is then paid once per batch instead of once per packet
+ * (issue 12: ~40 % less CPU per GB written). grown[i] is the bytes
+ * appended for packet seq + i (0 for a skipped or corrupt packet).
+ * Returns the number of packets skipped or corrupt, or the write's
+ * -errno: then fd is cut back to h->out_bytes, nothing of the batch is
+ * written, and the caller writes its packets one by one
+ * (fdr__drain_slot), which counts the events of each packet that cannot
+ * be written. Consumed and out_bytes are the caller's to publish, packet
+ * by packet, as for fdr__drain_packet. */
+int fdr__drain_packets(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                       uint64_t seq, unsigned n, const char *const slot[],
+                       uint64_t grown[]);
 /* The same, the packet's bytes taken from `slot` (a private copy of slot
  * seq, checked with fdr__drain_sane, that the writer cannot change). */
 int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,

@@ -167,8 +167,7 @@ static int stream_name(char *out, uint32_t index)
     return 0;
 }
 
-/* Writes the packet of sequence seq of b (see put_packet). */
-static int write_packet(struct fdr__buf *b, uint64_t seq, uint64_t *grown)
+static int open_stream(struct fdr__buf *b)
 {
     if (b->out_fd < 0) {
         char name[32];
@@ -179,6 +178,14 @@ static int write_packet(struct fdr__buf *b, uint64_t seq, uint64_t *grown)
             return b->out_fd;
         }
     }
+    return 0;
+}
+
+/* Writes the packet of sequence seq of b (see put_packet). */
+static int write_packet(struct fdr__buf *b, uint64_t seq, uint64_t *grown)
+{
+    if (open_stream(b) < 0)
+        return b->out_fd;
     int r = put_packet(b->out_fd, b->hdr, &b->geom, seq, grown);
     if (r == 1) {
         skipped(0, 1);
@@ -187,6 +194,19 @@ static int write_packet(struct fdr__buf *b, uint64_t seq, uint64_t *grown)
     if (r < 0)
         report("stream", -r);
     return r;
+}
+
+/* Packets written per call: a batch (drain.h), but at most a quarter of
+ * the ring, so that a writer in discard mode gets slots back while the
+ * rest are written. */
+static unsigned batch_size(const struct fdr__buf *b, uint64_t waiting)
+{
+    uint64_t n = b->geom.n_packets / 4;
+    if (n > FDR__DRAIN_BATCH)
+        n = FDR__DRAIN_BATCH;
+    if (n > waiting)
+        n = waiting;
+    return n ? (unsigned)n : 1;
 }
 
 static int pass_locked(void)
@@ -212,17 +232,35 @@ static int pass_locked(void)
         }
         if (ensure_metadata() < 0)
             return -EIO;
-        for (; consumed < produced; consumed++) {
-            uint64_t grown = 0;
-            if (write_packet(b, consumed, &grown) < 0) {
-                r = -EIO;
-                unflushed_error = 1; /* fdr_flush() says it, whoever wrote */
+        while (consumed < produced) {
+            uint64_t grown[FDR__DRAIN_BATCH];
+            const char *slot[FDR__DRAIN_BATCH];
+            unsigned n = batch_size(b, produced - consumed);
+            for (unsigned i = 0; i < n; i++)
+                slot[i] = fdr__ring_slot(h, &b->geom, consumed + i);
+            int w = open_stream(b);
+            if (w == 0)
+                w = fdr__drain_packets(b->out_fd, h, &b->geom, consumed, n, slot, grown);
+            if (w > 0)
+                skipped(0, (uint64_t)w);
+            if (w < 0) {
+                /* One by one: each packet that cannot be written is
+                 * counted (drain.h). */
+                n = 1;
+                if (write_packet(b, consumed, &grown[0]) < 0) {
+                    r = -EIO;
+                    unflushed_error = 1; /* fdr_flush() says it, whoever wrote */
+                }
             }
-            /* Observable: the slot is free again; pairs with the acquire
-             * load of `consumed` in open_packet (writer.c). Before
-             * out_bytes: the drain helper relies on that order. */
-            __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
-            __atomic_store_n(&h->out_bytes, h->out_bytes + grown, __ATOMIC_RELEASE);
+            for (unsigned i = 0; i < n; i++, consumed++) {
+                /* Observable: the slot is free again; pairs with the acquire
+                 * load of `consumed` in open_packet (writer.c). Before
+                 * out_bytes, and one packet at a time: the drain helper
+                 * relies on that order. */
+                __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
+                __atomic_store_n(&h->out_bytes, h->out_bytes + grown[i],
+                                 __ATOMIC_RELEASE);
+            }
         }
     }
     return r;

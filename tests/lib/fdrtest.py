@@ -9,7 +9,8 @@ Also: run() a helper program with a fresh FDR_OUTPUT and no other FDR_*
 variable, clean() (the babeltrace2 CLI reads a trace without complaint),
 read() (the trace through bt2, see tracecheck.py, with the packet sequence
 numbers checked), same() (exact value comparison, NaN and -0.0 included)
-and typed_events() (values with their field classes). One copy of these,
+and typed_events() (values with their field classes), full_disk() (a
+small tmpfs, nearly full, for the full-disk tests). One copy of these,
 so that a fix to how traces are checked reaches every test."""
 import math
 import os
@@ -134,3 +135,32 @@ def typed_events(path):
                 fields.append((name, kind(member.field_class), tracecheck._value(pf[name])))
         out.append((ev.name, fields))
     return out
+
+
+def full_disk(mnt):
+    """Mounts a 2 MiB tmpfs at mnt (an earlier run's unmounted first) that
+    holds a 1 MiB file of the user's, and returns that file's path; exits
+    77 (skipped) when not root or when it cannot be mounted. The caller
+    deletes the file to make room, and calls unmount(mnt) at the end."""
+    if os.geteuid() != 0:
+        print("skipped: mounting a tmpfs needs root")
+        sys.exit(77)
+    unmount(mnt)  # an earlier run's, killed before it could unmount
+    os.makedirs(mnt, exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs",
+                       mnt]).returncode:
+        print("skipped: cannot mount a tmpfs")
+        sys.exit(77)
+    filler = os.path.join(mnt, "filler")
+    with open(filler, "wb") as f:
+        f.write(bytes(1 << 20))
+    return filler
+
+
+def unmount(mnt):
+    """Unmounts whatever is mounted at mnt, lazily if something still holds
+    it (bt2 may still hold a stream file open)."""
+    while os.path.ismount(mnt):
+        if subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL).returncode and \
+                subprocess.run(["umount", "-l", mnt], stderr=subprocess.DEVNULL).returncode:
+            break

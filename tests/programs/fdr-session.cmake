@@ -93,6 +93,12 @@ endif()
 # neither fdrd nor the two programs recording beside it.
 fdr_prog_test(fdr-daemon-scribble scribble 600)
 
+# fdr-daemon-full: fdrd's output disk (a 2 MiB tmpfs, root only) fills up:
+# fdrd stays up, logs it once, every event it could not write is counted
+# (exact per thread, bt2); with room again, a new program's trace is whole.
+fdr_prog_test(fdr-daemon-full full 300)
+set_tests_properties(fdr-daemon-full PROPERTIES SKIP_RETURN_CODE 77)
+
 # fdr-daemon-recover: traces with file-backed buffers (discard and
 # overwrite); fdrd and the programs SIGKILLed; fdr recover rebuilds what
 # fdrd had not written (exact per thread with what it had, bt2), a corrupt

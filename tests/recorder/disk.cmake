@@ -32,12 +32,13 @@ endforeach()
 
 # test-disk-fault.py: one write to a stream file cut short, then EIO, by an
 # LD_PRELOAD library (progs/fault-writev.c, fault injection): the file keeps
-# only whole packets, the loss is counted. Not with sanitizers, whose
+# only whole packets, the loss is counted; a batch that fails once is
+# written again whole ("retry"). Not with sanitizers, whose
 # runtimes must come first in the preload list.
 if(NOT FDR_SANITIZE)
   add_library(fault-writev MODULE ${_dk_src}/progs/fault-writev.c)
   target_link_libraries(fault-writev PRIVATE ${CMAKE_DL_LIBS})
-  foreach(who flush consumer)
+  foreach(who flush consumer retry)
     add_test(NAME disk-fault-${who}
              COMMAND ${FDR_PYTHON} ${_dk_src}/test-disk-fault.py $<TARGET_FILE:disk-prog>
                      $<TARGET_FILE:fault-writev> ${_dk_out}/fault-${who} ${who})

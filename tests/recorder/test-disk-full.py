@@ -21,20 +21,11 @@ tracecheck = c.tracecheck
 
 prog, base = sys.argv[1], sys.argv[2]
 N1, N2 = 100000, 10000
-if os.geteuid() != 0:
-    print("skipped: mounting a tmpfs needs root")
-    sys.exit(77)
 mnt = os.path.join(base, "mnt")
-subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
+c.unmount(mnt)
 shutil.rmtree(base, ignore_errors=True)
-os.makedirs(mnt)
-if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt]).returncode:
-    print("skipped: cannot mount a tmpfs")
-    sys.exit(77)
+filler = c.full_disk(mnt)
 try:
-    filler = os.path.join(mnt, "filler")
-    with open(filler, "wb") as f:
-        f.write(bytes(1 << 20))
     out = os.path.join(mnt, "out")
     env = {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
     env["FDR_OUTPUT"] = out
@@ -69,7 +60,5 @@ try:
     check(0 < phase[1] < N1 and t.discarded > 0, "the first phase should be cut short")
     check(phase[2] == N2, "recording did not resume: %d of %d" % (phase[2], N2))
 finally:
-    # bt2 may still hold the stream files open: detach lazily if busy.
-    if subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL).returncode:
-        subprocess.run(["umount", "-l", mnt])
+    c.unmount(mnt)
 c.finish()

@@ -5,9 +5,12 @@
  * FAULT_WRITEV_AT=N: the Nth writev() of two or more buffers to a file
  * named stream_* writes only half of its bytes (a short write) and the
  * writev() that continues it fails with EIO: a disk that fails in the
- * middle of a packet. Every other call goes to the C library's writev(),
- * so the next write (the consumer's header-only packet that carries the
- * count of what was lost) succeeds. */
+ * middle of a batch of packets. FAULT_WRITEV_FAILS=K (default 1): the K
+ * writev() calls to that file from then on fail, the continuation
+ * included; with 2, the consumer's retry of the batch's first packet on
+ * its own fails too. Every other call goes to the C library's writev(),
+ * so the write after those (the consumer's header-only packet that
+ * carries the count of what was lost) succeeds. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,6 +22,7 @@
 
 static ssize_t (*real_writev)(int, const struct iovec *, int);
 static int calls, fail_next; /* fail_next: fd + 1 of the torn write */
+static int fails_left;       /* calls to fail_next's file still to fail */
 
 static int is_stream(int fd)
 {
@@ -38,8 +42,9 @@ ssize_t writev(int fd, const struct iovec *iov, int n)
         real_writev =
             (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "writev");
     const char *at = getenv("FAULT_WRITEV_AT");
-    if (fail_next == fd + 1) { /* the call that continues the short write */
-        fail_next = 0;
+    if (fail_next == fd + 1) { /* the continuation, and the retries */
+        if (--fails_left <= 0)
+            fail_next = 0;
         errno = EIO;
         return -1;
     }
@@ -61,5 +66,7 @@ ssize_t writev(int fd, const struct iovec *iov, int n)
         got += part[k].iov_len;
     }
     fail_next = fd + 1;
+    const char *fails = getenv("FAULT_WRITEV_FAILS");
+    fails_left = fails ? atoi(fails) : 1;
     return real_writev(fd, part, k);
 }
