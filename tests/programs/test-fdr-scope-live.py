@@ -83,10 +83,20 @@ def events():
     return {x["id"]: x for x in ev["events"]}, {t["name"]: t for t in ev["tunables"]}
 
 
-sc.wait(lambda: "gain" in events()[1] and events()[0].get("scope:level", {})
-           .get("count", 0) > 0, "the program's state and first events")
+NAMES = ("scope:level", "scope:tick", "scope:gain", "scope:wave", "scope:note")
+
+
+def reported():
+    """The program's state lists its tunables and its events: a report
+    made at its very start, or before an event's first use registered it,
+    does not (the scope asks for a new one every second)."""
+    byid, tun = events()
+    return "gain" in tun and all(byid.get(n, {}).get("recorded") is not None for n in NAMES)
+
+
+sc.wait(reported, "the program's state with its events and tunables")
 byid, tun = events()
-for n in ("scope:level", "scope:tick", "scope:gain", "scope:wave", "scope:note"):
+for n in NAMES:
     c.check(n in byid and byid[n]["recorded"] is True and byid[n]["printed"] is False,
             "%s: %r" % (n, byid.get(n)))
 c.check(tun["gain"] == {"name": "gain", "double": False, "range": True, "min": 0, "max": 100,
