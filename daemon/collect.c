@@ -362,19 +362,14 @@ static int open_stream(const struct fdrd_client *c, struct fdrd_route *r,
     return 0;
 }
 
-/* Packets copied and written per batch: at most FDR__DRAIN_BATCH, a
- * quarter of the ring (the writer gets slots back while the rest are
- * written) and what the copy buffer holds. */
+/* Packets copied and written per batch (common/drain.h), no more than the
+ * copy buffer holds. */
 static unsigned batch_size(const struct fdr__ring_geom *g, uint64_t waiting)
 {
-    uint64_t n = g->n_packets / 4;
-    if (n > FDR__DRAIN_BATCH)
-        n = FDR__DRAIN_BATCH;
+    unsigned n = fdr__drain_batch(g->n_packets, waiting);
     if (n > FDRD_PACKET_MAX / g->packet_size)
         n = FDRD_PACKET_MAX / g->packet_size;
-    if (n > waiting)
-        n = waiting;
-    return n ? (unsigned)n : 1;
+    return n;
 }
 
 /* Writes the closed packets of ring k; with `last`, the open one too and,

@@ -98,6 +98,16 @@ int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom 
     return r;
 }
 
+unsigned fdr__drain_batch(uint64_t n_packets, uint64_t waiting)
+{
+    uint64_t n = n_packets / 4;
+    if (n > FDR__DRAIN_BATCH)
+        n = FDR__DRAIN_BATCH;
+    if (n > waiting)
+        n = waiting;
+    return n ? (unsigned)n : 1;
+}
+
 int fdr__drain_packets(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                        uint64_t seq, unsigned n, const char *const slot[],
                        uint64_t grown[])

@@ -48,6 +48,12 @@ int fdr__drain_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geo
 /* Most packets fdr__drain_packets writes in one call. */
 #define FDR__DRAIN_BATCH 16
 
+/* Packets to write in the next batch of a ring of n_packets with `waiting`
+ * closed: up to FDR__DRAIN_BATCH, at most a quarter of the ring (so that a
+ * writer in discard mode gets slots back while the rest are written), at
+ * least 1. */
+unsigned fdr__drain_batch(uint64_t n_packets, uint64_t waiting);
+
 /* Appends closed packets [seq, seq + n) of ring h (n <= FDR__DRAIN_BATCH)
  * to fd in one writev, packet seq + i taken from slot[i]: the ring's slot
  * (fdr__ring_slot), or a private copy checked with fdr__drain_sane, or

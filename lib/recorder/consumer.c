@@ -196,19 +196,6 @@ static int write_packet(struct fdr__buf *b, uint64_t seq, uint64_t *grown)
     return r;
 }
 
-/* Packets written per call: a batch (drain.h), but at most a quarter of
- * the ring, so that a writer in discard mode gets slots back while the
- * rest are written. */
-static unsigned batch_size(const struct fdr__buf *b, uint64_t waiting)
-{
-    uint64_t n = b->geom.n_packets / 4;
-    if (n > FDR__DRAIN_BATCH)
-        n = FDR__DRAIN_BATCH;
-    if (n > waiting)
-        n = waiting;
-    return n ? (unsigned)n : 1;
-}
-
 static int pass_locked(void)
 {
     int r = 0;
@@ -235,7 +222,7 @@ static int pass_locked(void)
         while (consumed < produced) {
             uint64_t grown[FDR__DRAIN_BATCH];
             const char *slot[FDR__DRAIN_BATCH];
-            unsigned n = batch_size(b, produced - consumed);
+            unsigned n = fdr__drain_batch(b->geom.n_packets, produced - consumed);
             for (unsigned i = 0; i < n; i++)
                 slot[i] = fdr__ring_slot(h, &b->geom, consumed + i);
             int w = open_stream(b);
