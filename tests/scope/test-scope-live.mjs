@@ -282,11 +282,12 @@ main("scope-live", async () => {
   // ---- the chart's last points are the program's last events
   const lastLevel = lastEvents(events, "scope:level", 1)[0];
   // (all N of them: a stream that reconnected under load refills the page
-  // from the server's history, which takes a moment)
+  // from the server's history, which takes a moment: under TSan on a
+  // busy machine more than 30 s, so the default wait)
   await waitFor(async () => {
     const p = await page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [LEVEL, N]);
     return p.length === N && p[N - 1][1] === lastLevel[1];
-  }, `the chart's last ${N} points, up to the program's last value ${lastLevel[1]}`, 30000);
+  }, `the chart's last ${N} points, up to the program's last value ${lastLevel[1]}`);
   const livePoints = await page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [LEVEL, N]);
   samePoints(livePoints, lastEvents(events, "scope:level", N), "live chart vs trace");
   log(`the live chart's last ${N} points are the program's last ${N} scope:level events`);
