@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Front door. The real build is CMake (CMakeLists.txt).
 #   make demo      build, run examples/demo.c, print its trace
-#   make test      build and run the whole suite (normal, ASan+UBSan, TSan, fuzz)
+#   make test      build and run the whole suite (normal, ASan+UBSan, TSan, fuzz,
+#                  cross: docs/portability.md)
+#   make cross     the cross stage only (scripts/cross.sh)
 #   make check     the normal build's tests only (quick, for development)
 #   make mutants   break the code on purpose, see the tests notice (tests/README.md)
 #   make bench     the side-by-side benchmark (LTTng-UST, barectf)
@@ -9,11 +11,13 @@
 #                  SOAK_SECONDS (default 600), then every trace checked
 #                  (scripts/soak.py; not in CI)
 #   make install   PREFIX=/usr/local DESTDIR=
+#   make qemu-check QEMU_SRC=DIR  QEMU built with fdr as its trace back-end,
+#                  its events checked, the overhead table (docs/qemu.md; not in CI)
 PREFIX ?= /usr/local
 BUILD ?= build
 SOAK_SECONDS ?= 600
 
-.PHONY: all demo test check mutants bench soak install clean
+.PHONY: all demo test check cross mutants bench soak install clean qemu-check
 # The build is quiet: its log goes to $(BUILD).log, printed only when
 # the build fails, so `make demo` shows the demo's trace and nothing else.
 QUIET_BUILD = cmake -S . -B $(BUILD) -DFDR_BENCH=OFF $(CMAKE_ARGS) >$(BUILD).log 2>&1 && \
@@ -39,6 +43,10 @@ check:
 	scripts/deps.sh test
 	FDR_TEST_ONLY=normal scripts/test.sh
 
+cross:
+	scripts/deps.sh cross
+	FDR_TEST_ONLY=cross scripts/test.sh
+
 mutants:
 	scripts/deps.sh test
 	scripts/mutants.py
@@ -55,6 +63,9 @@ install:
 	@scripts/deps.sh build
 	@$(MAKE) -s all CMAKE_ARGS=-DCMAKE_INSTALL_PREFIX=$(PREFIX)
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
+
+qemu-check:
+	QEMU_SRC=$(QEMU_SRC) scripts/qemu-check.sh
 
 clean:
 	rm -rf $(BUILD) build-test build-bench

@@ -135,6 +135,23 @@ foreach(t ${_fb_loads})
 endforeach()
 add_dependencies(fdr-bench fdr-bench-count ${_fb_loads})
 
+# fdr-bench-spans (spans.c): a span against the two events it replaces.
+if(TARGET ${FDR_BENCH_FDR_TARGET})
+  add_executable(fdr-bench-spans ${_fb_src}/spans.c ${_fb_src}/benchfn.c)
+  target_compile_options(fdr-bench-spans PRIVATE -O2 ${_fb_warn})
+  target_link_libraries(fdr-bench-spans PRIVATE ${FDR_BENCH_FDR_TARGET})
+  set_target_properties(fdr-bench-spans PROPERTIES C_STANDARD 11
+                        RUNTIME_OUTPUT_DIRECTORY ${_fb_out})
+  # bench-spans-quick: every row's median, min and max and the ratios, in
+  # one run (bench/check-spans.py; no duration asserted)
+  if(FDR_PYTHON)
+    add_test(NAME bench-spans-quick
+             COMMAND ${FDR_PYTHON} ${_fb_src}/check-spans.py $<TARGET_FILE:fdr-bench-spans>
+                     ${CMAKE_BINARY_DIR}/bench-spans-quick.json)
+    set_tests_properties(bench-spans-quick PROPERTIES TIMEOUT 120)
+  endif()
+endif()
+
 add_test(NAME bench-quick
          COMMAND fdr-bench --quick --strict --out ${CMAKE_BINARY_DIR}/bench-quick.json)
 set_tests_properties(bench-quick PROPERTIES TIMEOUT 60)

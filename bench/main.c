@@ -222,6 +222,18 @@ static int check_per_event(const bench_results *r, int lttng)
 
 static volatile sig_atomic_t interrupted;
 
+/* Why the run exits 1, repeated as its last line: the lines that said so
+ * during the run are above the tables, out of sight. */
+static char why_failed[1024];
+
+static void failed_because(int *failed, const char *what)
+{
+    size_t n = strlen(why_failed);
+    if (!strstr(why_failed, what))
+        snprintf(why_failed + n, sizeof why_failed - n, "%s%s", n ? "; " : "", what);
+    *failed = 1;
+}
+
 static void on_signal(int sig)
 {
     (void)sig;
@@ -387,6 +399,9 @@ static int driver_main(const options *o)
                 0 &&
             bench_fdr(dirname_of(self), rundir, "enable", fr[i], "bench:two_ints",
                     "bench:int_double_string", NULL) == 0;
+    if (!o->no_per_event && !have_fdrd)
+        bench_note(&r, "through fdrd: not measured: fdrd could not be started or "
+                       "the traces not made (the 'fdr-bench: fdr ...' lines above)");
     bench_results dr = {0}, dk[3];
     memset(dk, 0, sizeof dk);
     for (unsigned round = 0; round < o->procs && !interrupted && !o->no_per_event;
@@ -399,7 +414,7 @@ static int driver_main(const options *o)
             merge_worker_output(&r, buf, stderr);
             if (rc != 0) {
                 fprintf(stderr, "worker exited with %d\n", rc);
-                failed = 1;
+                failed_because(&failed, "a per-event worker failed (its lines above)");
             }
         }
         /* Through fdrd: the discard trace alone, then 1, 2, 4 flight
@@ -422,7 +437,7 @@ static int driver_main(const options *o)
             merge_worker_output(k < 0 ? &dr : &dk[k], buf, stderr);
             if (rc != 0) {
                 fprintf(stderr, "fdrd worker exited with %d\n", rc);
-                failed = 1;
+                failed_because(&failed, "a worker through fdrd failed (its lines above)");
             }
             if (k < 0)
                 bench_fdr(bin, rundir, "stop", "perevent", NULL, NULL, NULL);
@@ -485,7 +500,7 @@ static int driver_main(const options *o)
         bench_results pr = {0};
         if (run_worker(self, o, "printed", fdr_out, NULL, buf, sizeof buf) != 0) {
             fprintf(stderr, "printed worker failed\n");
-            failed = 1;
+            failed_because(&failed, "the printed-events worker failed");
         }
         merge_worker_output(&pr, buf, stderr);
         for (int w = BENCH_W_TWO_INTS; w < BENCH_NWORKLOADS; w++)
@@ -510,7 +525,7 @@ static int driver_main(const options *o)
                      rec + disc ? 100.0 * (double)disc / (double)(rec + disc) : 0.0);
         } else {
             fprintf(stderr, "fdr-discard per-event trace does not read back\n");
-            failed = 1;
+            failed_because(&failed, "the per-event trace does not read back");
         }
     }
 
@@ -538,8 +553,14 @@ static int driver_main(const options *o)
                                  .quick = o->quick, .lttng = lttng_ok,
                                  .keep_traces = o->keep_traces,
                                  .strict = o->strict, .only = o->section, .r = &r};
-        if (bench_sections_run(&sc) != 0)
-            failed = 1;
+        char names[256] = "";
+        sc.failed = names;
+        sc.failed_cap = sizeof names;
+        if (bench_sections_run(&sc) != 0) {
+            char what[300];
+            snprintf(what, sizeof what, "section(s) not measured: %s", names);
+            failed_because(&failed, what);
+        }
     }
     if (our_sessiond > 0) {
         bench_lttng_session stop = {.our_sessiond = our_sessiond};
@@ -548,8 +569,8 @@ static int driver_main(const options *o)
         if (bench_lttng_end(&stop, &d, why, sizeof why) != 0)
             fprintf(stderr, "lttng: stopping lttng-sessiond: %s\n", why);
     }
-    if (o->quick && !o->no_per_event)
-        failed |= check_per_event(&r, use_tp != NULL);
+    if (o->quick && !o->no_per_event && check_per_event(&r, use_tp != NULL))
+        failed_because(&failed, "a per-event column has no number");
     if (o->keep_traces)
         fprintf(stderr, "traces kept in %s\n", tmpdir);
     else
@@ -568,6 +589,8 @@ static int driver_main(const options *o)
     bench_results_free(&r);
     if (interrupted)
         return 130;
+    if (failed)
+        printf("fdr-bench: exit 1: %s\n", why_failed);
     return (failed || rc != 0) ? 1 : 0;
 }
 

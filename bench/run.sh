@@ -11,5 +11,6 @@ build=${FDR_BENCH_BUILD:-$top/build-bench}
 "$top/scripts/bench-deps.sh"
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFDR_BENCH=ON \
       -DFDR_SANITIZE= >/dev/null
-cmake --build "$build" --target fdr-bench -j"$(nproc)"
+# fdrd and fdr beside fdr-bench: its daemon, relay and scope sections run them.
+cmake --build "$build" --target fdr-bench fdrd fdr-cli -j"$(nproc)"
 exec "$build/bench/fdr-bench" "$@"

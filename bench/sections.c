@@ -26,7 +26,11 @@
  *              fdr; until the last event for LTTng, whose consumer daemon
  *              flushes at `lttng stop`), discarded, recorded
  *   startup    first_event ms: fork to the first event recorded (returned)
- *              in main(); added ms: the same minus the no-tracer program
+ *              in main(); added ms: the same minus the no-tracer program;
+ *              page_faults_added faults, cpu_added ms: the whole run's
+ *              minor faults and CPU time (wait4) minus the no-tracer
+ *              program's, which a busy machine does not change as it
+ *              changes wall times
  *   memory     per_thread bytes: VmRSS slope over traced threads (each
  *              emits enough to cycle a 1 MiB ring), minus the no-tracer
  *              slope; process bytes: the fixed part at one thread
@@ -293,8 +297,9 @@ static int startup(const bench_sections_ctx *c)
         lt = 4;
     char fdrdir[PATH_MAX];
     snprintf(fdrdir, sizeof fdrdir, "%s/startup-fdr", c->tmpdir);
-    double first[5][64];
+    double first[5][64], faults[5][64], cpu[5][64];
     int got[5] = {0};
+    unsigned long long traced = 0; /* fdr-discard runs: one event each */
     for (int r = 0; r < reps; r++)
         for (int k = 0; k < lt; k++) {
             env_reset();
@@ -310,27 +315,39 @@ static int startup(const bench_sections_ctx *c)
                 bad++;
                 continue;
             }
+            traced += k == 1 || k == 3;
             double f = out_value(out, "first_ns");
             if (k == 4 && out_value(out, "enabled") != 1) {
                 bench_note(c->r, "startup: lttng-ust event not enabled at the first "
                                  "call (registration not finished): not recorded");
                 continue;
             }
-            if (f > 0)
+            if (f > 0) {
+                /* And what the load does not change: the program's page
+                 * faults and CPU time (its threads; not a helper process). */
+                const struct rusage *u = &bench_last_rusage;
+                faults[k][got[k]] = (double)u->ru_minflt;
+                cpu[k][got[k]] =
+                    (double)(u->ru_utime.tv_sec + u->ru_stime.tv_sec) * 1e3 +
+                    (double)(u->ru_utime.tv_usec + u->ru_stime.tv_usec) / 1e3;
                 first[k][got[k]++] = (f - (double)t0) / 1e6;
+            }
         }
     env_reset();
     if (lt == 5)
         lttng_close(&ls);
-    /* The last fdr-discard run's trace (each run sweeps the ones before it
-     * out of FDR_OUTPUT) must hold its one event. */
+    /* Every fdr-discard run's trace (a run keeps the traces of the ones
+     * before it in FDR_OUTPUT: docs/environment.md) holds its one event. */
     unsigned long long rec, disc;
-    if (bench_count_trace(c->bindir, fdrdir, &rec, &disc) != 0 || rec != 1) {
-        fprintf(stderr, "fdr-bench: startup: fdr trace holds %llu events, not 1\n", rec);
+    if (bench_count_trace(c->bindir, fdrdir, &rec, &disc) != 0 || rec != traced) {
+        fprintf(stderr, "fdr-bench: startup: the fdr traces hold %llu events, not %llu\n",
+                rec, traced);
         bad++;
     }
     rm_tree(c, fdrdir);
     benchfn_stats base = benchfn_stats_of(first[0], (size_t)got[0]);
+    benchfn_stats base_f = benchfn_stats_of(faults[0], (size_t)got[0]);
+    benchfn_stats base_c = benchfn_stats_of(cpu[0], (size_t)got[0]);
     for (int k = 0; k < lt; k++) {
         const char *name = k == 4 ? lt_name : names[k];
         if (got[k] == 0) {
@@ -342,10 +359,16 @@ static int startup(const bench_sections_ctx *c)
             bench_extra_add(c->r, "startup", name,
                             k == 3 ? "first_event_no_drain" : "first_event", "ms",
                             first[k][i]);
-            if (k > 0)
-                bench_extra_add(c->r, "startup", name,
-                                k == 3 ? "added_no_drain" : "added", "ms",
-                                first[k][i] - base.median);
+            if (k == 0)
+                continue;
+            bench_extra_add(c->r, "startup", name, k == 3 ? "added_no_drain" : "added",
+                            "ms", first[k][i] - base.median);
+            bench_extra_add(c->r, "startup", name,
+                            k == 3 ? "page_faults_added_no_drain" : "page_faults_added",
+                            "faults", faults[k][i] - base_f.median);
+            bench_extra_add(c->r, "startup", name,
+                            k == 3 ? "cpu_added_no_drain" : "cpu_added", "ms",
+                            cpu[k][i] - base_c.median);
         }
     }
     return bad;
@@ -616,7 +639,7 @@ static int daemon_rows(const bench_sections_ctx *c)
     snprintf(nn, sizeof nn, "%llu", n);
     /* Start-up: the first event's time after fork, and per event: n
      * events of one thread (ns per event, start and flush included). */
-    double first[3][64], per[3][64];
+    double first[3][64], per[3][64], sfault[3][64], scpu[3][64];
     int gf[3] = {0}, gp[3] = {0};
     static const char *const names[] = {"floor", "fdr-discard", "fdr-daemon"};
     for (int r = 0; r < reps; r++)
@@ -627,9 +650,14 @@ static int daemon_rows(const bench_sections_ctx *c)
             const char *st[] = {"startup", NULL};
             uint64_t t0;
             if (run_load(c, k ? "fdr" : "none", st, o, sizeof o, &t0) == 0 &&
-                out_value(o, "first_ns") > 0)
+                out_value(o, "first_ns") > 0) {
+                const struct rusage *u = &bench_last_rusage; /* as startup() */
+                sfault[k][gf[k]] = (double)u->ru_minflt;
+                scpu[k][gf[k]] =
+                    (double)(u->ru_utime.tv_sec + u->ru_stime.tv_sec) * 1e3 +
+                    (double)(u->ru_utime.tv_usec + u->ru_stime.tv_usec) / 1e3;
                 first[k][gf[k]++] = (out_value(o, "first_ns") - (double)t0) / 1e6;
-            else
+            } else
                 bad++;
             if (k == 1) {
                 rm_tree(c, emb);
@@ -645,12 +673,19 @@ static int daemon_rows(const bench_sections_ctx *c)
     env_reset();
     rm_tree(c, emb);
     benchfn_stats f0 = benchfn_stats_of(first[0], (size_t)gf[0]);
+    benchfn_stats ff0 = benchfn_stats_of(sfault[0], (size_t)gf[0]);
+    benchfn_stats fc0 = benchfn_stats_of(scpu[0], (size_t)gf[0]);
     for (int k = 0; k < 3; k++) {
         for (int i = 0; i < gf[k]; i++) {
             bench_extra_add(c->r, "daemon", names[k], "first_event", "ms", first[k][i]);
-            if (k)
-                bench_extra_add(c->r, "daemon", names[k], "startup_added", "ms",
-                                first[k][i] - f0.median);
+            if (!k)
+                continue;
+            bench_extra_add(c->r, "daemon", names[k], "startup_added", "ms",
+                            first[k][i] - f0.median);
+            bench_extra_add(c->r, "daemon", names[k], "startup_page_faults_added",
+                            "faults", sfault[k][i] - ff0.median);
+            bench_extra_add(c->r, "daemon", names[k], "startup_cpu_added", "ms",
+                            scpu[k][i] - fc0.median);
         }
         for (int i = 0; i < gp[k]; i++)
             bench_extra_add(c->r, "daemon", names[k], "two_ints_1_thread", "ns",
@@ -1053,7 +1088,17 @@ int bench_sections_run(const bench_sections_ctx *c)
              !strcmp(sections[i].name, "relay") || !strcmp(sections[i].name, "scope")))
             continue;
         fprintf(stderr, "sections: %s\n", sections[i].name);
-        bad += sections[i].run(c);
+        if (sections[i].run(c) != 0) {
+            /* The exit status says a row is missing; this line says which. */
+            fprintf(stderr, "sections: %s: not measured (its lines above say why)\n",
+                    sections[i].name);
+            if (c->failed) {
+                size_t n = strlen(c->failed);
+                snprintf(c->failed + n, c->failed_cap - n, "%s%s", n ? ", " : "",
+                         sections[i].name);
+            }
+            bad++;
+        }
     }
     return bad;
 }

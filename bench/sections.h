@@ -19,6 +19,8 @@ typedef struct bench_sections_ctx {
                          (otherwise a note): see --strict */
     const char *only; /* run this section alone (--section), or NULL */
     bench_results *r;
+    char *failed; /* the names of the sections not measured, ", "-separated */
+    size_t failed_cap;
 } bench_sections_ctx;
 
 /* Runs sustained, startup, memory, size and snapshot. Returns the number

@@ -4,6 +4,9 @@
 #   <prefix>/lib/libfdr.so.0.1.0, libfdr.so.0 (soname), libfdr.so, libfdr.a
 #   <prefix>/include/fdr/**.h                  the public headers
 #   <prefix>/bin/fdr-gen                       (its rule is in programs/gen/CMakeLists.txt)
+#   <libdir>/fdr/fdr-drain                     the drain helper libfdr starts (its rule is in
+#                                              lib/recorder/CMakeLists.txt; its path is
+#                                              compiled in: elsewhere the helper is a clone)
 #   <prefix>/lib/pkgconfig/fdr.pc              pkg-config --cflags --libs fdr
 #   <prefix>/lib/cmake/fdr/fdrConfig*.cmake    find_package(fdr): fdr::fdr,
 #                                              fdr::fdr_static

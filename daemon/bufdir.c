@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "common/classes.h"
+#include "common/pathwalk.h"
 #include "common/tracedir.h"
 #include "log.h"
 #include "proto/proto.h"
@@ -85,7 +86,23 @@ int fdrd_bufdir_create(const char *rundir, char *path, size_t path_cap, const ch
         snprintf(msg, cap, "buffer directory '%.200s' is not an absolute path", path);
         return -1;
     }
-    if (mkdir(path, 0700) < 0) {
+    /* its parents are walked (common/pathwalk.h): the last component is
+     * made in a directory reached without following a planted symlink */
+    char parent[FDR_PROTO_PATH_CAP], at[FDR_PROTO_PATH_CAP];
+    snprintf(parent, sizeof parent, "%s", path);
+    char *slash = strrchr(parent, '/');
+    const char *last = path + (slash - parent) + 1;
+    if (slash == parent)
+        slash[1] = 0; /* "/name" */
+    else
+        *slash = 0;
+    int pfd = *last ? fdr__pathwalk(parent, 0, at, sizeof at) : -EINVAL;
+    if (pfd < 0) {
+        snprintf(msg, cap, "buffer directory %.150s: %.150s: %s", path, *last ? at : path,
+                 fdr__pathwalk_strerror(-pfd));
+        return -1;
+    }
+    if (mkdirat(pfd, last, 0700) < 0) {
         if (errno == EEXIST)
             snprintf(msg, cap,
                      "buffer directory %.180s exists (what an earlier fdrd left? "
@@ -94,9 +111,11 @@ int fdrd_bufdir_create(const char *rundir, char *path, size_t path_cap, const ch
         else
             snprintf(msg, cap, "cannot create buffer directory %.180s: %s", path,
                      strerror(errno));
+        close(pfd);
         return -1;
     }
-    int fd = open_own_dir(AT_FDCWD, path);
+    int fd = open_own_dir(pfd, last);
+    close(pfd);
     if (fd < 0) {
         snprintf(msg, cap, "buffer directory %.180s: %s", path, strerror(-fd));
         return -1;

@@ -46,6 +46,7 @@
 #define _GNU_SOURCE
 #include "collect.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -64,6 +65,8 @@
 #include "common/committed.h"
 #include "common/drain.h"
 #include "common/iter.h"
+#include "common/pattern.h"
+#include "common/pathwalk.h"
 #include "common/tracedir.h"
 #include "common/tsdl.h"
 #include "fdr/version.h"
@@ -75,12 +78,12 @@ struct fdrd_ring {
     struct fdr__ring_geom g;
     int out_fd;
     uint64_t out_bytes, out_lost;
-    uint64_t last_ts;  /* of the last packet written: the next must not be older */
-    uint64_t next_seq; /* packets are written with rising sequence numbers */
+    struct fdr__stream_state st; /* what the next packet must follow (validate.h) */
     /* live traces (live_out): packets are numbered by fdrd; the open
      * packet `part_seq` is in the file up to byte part_bytes of its slot */
     uint64_t out_seq, part_seq, part_bytes, part_ts, part_discarded;
     uint64_t pending_ns; /* since when its committed part waits, 0: none */
+    uint64_t touched_ns; /* live: when its file's mtime was last set (live_touch) */
     int file;            /* a file-backed ring: read under ring_guard */
     int dead;            /* it faulted (its file shrunk): never read again */
 };
@@ -96,6 +99,8 @@ struct fdrd_route {
     int failed;      /* a write error was logged */
     int bad_logged;  /* a packet fdrd could not trust was logged */
     unsigned nrings, cap;
+    uint32_t index0;                      /* stream number of ring 0 (resume_dir) */
+    char resume[FDR_PROTO_NAME_CAP + 32]; /* the directory it goes on in, or "" */
     uint64_t held; /* bytes of its rings, against the trace's budget */
     struct fdrd_ring *rings;
     int buf_top;         /* file-backed: the trace's buffer directory, or -1 */
@@ -161,7 +166,7 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
     h->packet_size = packet;
     h->n_packets = n;
     h->mode = t->mode == FDR__TRACE_DISCARD ? 0 : 1; /* FDR__MODE_* of libfdr */
-    h->index = r->nrings;
+    h->index = r->index0 + r->nrings;
     h->size = size;
     int e = named ? 0 : fdrd_bufdir_ring_link(r->buf_fd, m, r->id, r->nrings);
     if (e < 0) {
@@ -171,7 +176,7 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
         return -1;
     }
     ring->h = h;
-    ring->g = (struct fdr__ring_geom){packet, n, r->nrings, size};
+    ring->g = (struct fdr__ring_geom){packet, n, r->index0 + r->nrings, size};
     ring->out_fd = -1;
     ring->out_bytes = ring->out_lost = 0; /* realloc'ed: not zeroed */
     ring->file = r->buf_fd >= 0;
@@ -258,37 +263,35 @@ static void route_error(const struct fdrd_client *c, struct fdrd_route *r,
 {
     if (!r->failed)
         fdrd_log("trace output %s, process %ld: %s: %s", r->outdir, (long)c->pid, what,
-                 strerror(err));
+                 fdr__pathwalk_strerror(err));
     r->failed = 1;
-}
-
-/* Makes the parents of `path` that are missing (mode 0700), as `mkdir
- * -p` does: the user's output directory may be new. */
-static void make_parents(const char *path)
-{
-    char p[FDR_PROTO_PATH_CAP];
-    snprintf(p, sizeof p, "%s", path);
-    for (char *q = p + 1; (q = strchr(q, '/')) != NULL; q++) {
-        *q = 0;
-        mkdir(p, 0700);
-        *q = '/';
-    }
 }
 
 /* The directory of route r exists and its metadata knows every class the
  * table has now (read before any packet: a class is in the table before
  * any event of it is in a ring). 0 or -1. */
-/* Makes <outdir>/<process name>-<pid> (and outdir's missing parents): its
- * fd, or -errno with what failed in *what. A directory of that name made
+/* Makes <outdir>/<process name>-<pid> (and outdir's missing parents, by
+ * common/pathwalk.h's rule: never through a symlink or into a directory
+ * another user planted): its fd, or -errno with what failed in *what (the
+ * refused component of outdir). A directory of that name made
  * before (the same pid registered again: a program that called exec, or an
  * earlier trace with the same output directory) is never written over:
  * the new one is <process name>-<pid>-2, -3, ... */
-static int proc_dir(const struct fdrd_client *c, const char *outdir, const char **what)
+static int proc_dir(const struct fdrd_client *c, const char *outdir, const char *resume,
+                    const char **what)
 {
-    make_parents(outdir);
-    int top = fdr__tracedir_open_top(outdir);
+    static char at[FDR_PROTO_PATH_CAP];
+    if (resume && resume[0]) { /* resume_dir */
+        int top = fdr__pathwalk(outdir, 0755 | FDR__WALK_PARENTS, at, sizeof at);
+        int fd = top < 0 ? top : fdr__tracedir_make(top, resume);
+        if (top >= 0)
+            close(top);
+        *what = top < 0 ? at : resume;
+        return fd;
+    }
+    int top = fdr__pathwalk(outdir, 0755 | FDR__WALK_PARENTS, at, sizeof at);
     if (top < 0) {
-        *what = "output directory";
+        *what = at;
         return top;
     }
     static char base[FDR_PROTO_NAME_CAP + 32], name[FDR_PROTO_NAME_CAP + 48];
@@ -327,7 +330,7 @@ static int ensure_dir(const struct fdrd_client *c, struct fdrd_route *r)
 {
     if (r->dir_fd < 0) {
         const char *what;
-        r->dir_fd = proc_dir(c, r->outdir, &what);
+        r->dir_fd = proc_dir(c, r->outdir, r->resume, &what);
         if (r->dir_fd < 0) {
             route_error(c, r, what, -r->dir_fd);
             r->dir_fd = -1;
@@ -408,30 +411,25 @@ static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
         uint64_t grown[FDR__DRAIN_BATCH];
         unsigned n = batch_size(g, produced - consumed);
         for (unsigned i = 0; i < n; i++) {
-            char *cp = copy + (size_t)i * g->packet_size;
-            uint64_t seq = consumed + i;
-            struct fdr__pkt ph;
-            memcpy(cp, fdr__ring_slot(h, g, seq), g->packet_size);
-            slot[i] = NULL;
-            if (seq >= ring->next_seq && fdr__pkt_check(cp, g, seq, &ph) == 0 &&
-                fdr__drain_sane(cp, &ph, &t, &ring->last_ts) == 0) {
-                slot[i] = cp;
-                ring->next_seq = seq + 1;
-            } else if (!r->bad_logged) {
-                r->bad_logged = 1;
-                fdrd_log(
-                    "client %lu (pid %ld): ring %u: packet %llu corrupt (bad header, "
-                    "event or time), skipped; its events are lost (logged once)",
-                    c->id, (long)c->pid, g->index, (unsigned long long)seq);
-            }
+            slot[i] = copy + (size_t)i * g->packet_size;
+            fdr__packet_copy((char *)slot[i], fdr__ring_slot(h, g, consumed + i),
+                             g->packet_size);
         }
-        int rc = fdr__drain_packets(ring->out_fd, h, g, consumed, n, slot, grown);
+        int rc = fdr__drain_packets(ring->out_fd, h, g, consumed, n, slot, &t, &ring->st,
+                                    grown);
+        if (rc > 0 && !r->bad_logged) {
+            r->bad_logged = 1;
+            fdrd_log("client %lu (pid %ld): ring %u: %d of packets %llu.. corrupt (bad "
+                     "header, event or time), skipped; their events are lost (logged "
+                     "once)",
+                     c->id, (long)c->pid, g->index, rc, (unsigned long long)consumed);
+        }
         for (unsigned i = 0; i < n; i++, consumed++) {
-            if (rc < 0 && slot[i]) {
+            if (rc < 0) {
                 /* The batch could not be written: one by one, each
                  * packet's events counted when it cannot be either. */
-                int one =
-                    fdr__drain_slot(ring->out_fd, h, g, consumed, slot[i], &t, &grown[i]);
+                int one = fdr__drain_slot(ring->out_fd, h, g, consumed, slot[i], &t,
+                                          &ring->st, &grown[i]);
                 if (one < 0)
                     route_error(c, r, "stream", -one);
             }
@@ -443,14 +441,10 @@ static void ring_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
             __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
         }
     }
-    /* The open packet only if it comes after what was written, in number
-     * and in time (a process that scribbled may say otherwise). */
-    struct fdr__pkt oh;
-    if (last && produced >= ring->next_seq &&
-        (fdr__pkt_check(fdr__ring_slot(h, g, produced), g, produced, &oh) < 0 ||
-         oh.ts_begin >= ring->last_ts)) {
+    /* The open packet, if it follows what was written (drain.h). */
+    if (last) {
         h->out_lost = ring->out_lost;
-        fdr__drain_open_packet(ring->out_fd, h, g, produced, &t);
+        fdr__drain_open_packet(ring->out_fd, h, g, produced, &t, &ring->st);
         ring->out_bytes = h->out_bytes;
     }
 }
@@ -493,23 +487,34 @@ static int live_write(struct fdrd_ring *ring, const char *slot, struct fdr__pkt 
     return 0;
 }
 
-/* The end of the last whole event of packet slot below `bytes` from
- * `from`, and the time of that event in *last (unchanged when none). */
-static uint64_t last_event(const char *slot, uint64_t from, uint64_t bytes,
-                           const struct fdr__classes *t, uint64_t *last)
+/* The end of the last event of packet slot (header hdr) below `bytes`
+ * that the validator takes (validate.h: whole, forward in time), if it is
+ * past `from`, and the time of that event in *last (unchanged when none). */
+static uint64_t last_event(const char *slot, const struct fdr__pkt *hdr, uint64_t from,
+                           uint64_t bytes, const struct fdr__classes *t, uint64_t *last)
 {
-    struct fdr__iter it;
-    struct fdr__event ev;
-    uint64_t good = from;
-    fdr__iter_init(&it, slot, bytes, t);
-    while (fdr__iter_next(&it, &ev) > 0) {
-        uint64_t end = (uint64_t)(ev.payload + ev.len - slot);
-        if (end > from) {
-            good = end;
-            *last = ev.ts;
-        }
-    }
+    uint64_t ts;
+    uint64_t good = fdr__packet_prefix(slot, bytes, hdr, t, FDR__TS_LIMIT - 1, &ts);
+    if (good <= from)
+        return from;
+    *last = ts;
     return good;
+}
+
+/* A live ring whose file holds every event committed so far (nothing
+ * waits): its stream file's mtime says so, at most every quarter period.
+ * relay.c's live beacons never claim a time later than a period before
+ * the mtime, so that no event sent later is older than a beacon sent
+ * before it (babeltrace2's lttng-live stops at a stream whose time goes
+ * back). Costs a futimens per live ring per quarter period. */
+static void live_touch(struct fdrd_ring *ring, const struct fdrd_route *r)
+{
+    uint64_t now = mono_ns();
+    if (ring->out_fd >= 0 && !ring->pending_ns &&
+        now - ring->touched_ns >= r->live_ns / 4) {
+        futimens(ring->out_fd, NULL);
+        ring->touched_ns = now;
+    }
 }
 
 /* A live trace's ring (streamed to relayd, or tailed by the scope, with a period):
@@ -531,8 +536,10 @@ static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
     if (open == 1 && (op.seq != produced || op.bytes <= sizeof(struct fdr__pkt)))
         open = 0;
     if ((produced == consumed && !open && !force) ||
-        (produced == 0 && ring->out_fd < 0 && !open))
+        (produced == 0 && ring->out_fd < 0 && !open)) {
+        live_touch(ring, r);
         return; /* nothing new; or never used: no stream file */
+    }
     if (consumed > produced || produced - consumed > g->n_packets)
         consumed = produced > g->n_packets ? produced - g->n_packets : 0;
     struct fdr__classes t;
@@ -541,7 +548,10 @@ static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
     for (; consumed < produced; consumed++) {
         const char *slot = fdr__ring_slot(h, g, consumed);
         struct fdr__pkt hdr;
-        if (fdr__pkt_check(slot, g, consumed, &hdr) == 0) {
+        /* The one check of every reader (validate.h); a part written
+         * while it was open was checked as far as it went. */
+        if (fdr__pkt_check(slot, g, consumed, &hdr) == 0 &&
+            fdr__packet_valid(slot, &hdr, &t, &ring->st) == 0) {
             int part = ring->part_bytes && ring->part_seq == consumed;
             uint64_t from = part ? ring->part_bytes : sizeof hdr;
             uint64_t to = hdr.content_size / 8;
@@ -564,8 +574,9 @@ static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
         struct fdr__pkt hdr;
         int part = ring->part_bytes && ring->part_seq == op.seq;
         uint64_t from = part ? ring->part_bytes : sizeof hdr, last = 0;
-        if (fdr__pkt_check(slot, g, op.seq, &hdr) == 0) {
-            uint64_t to = last_event(slot, from, op.bytes, &t, &last);
+        if (fdr__pkt_check(slot, g, op.seq, &hdr) == 0 &&
+            hdr.ts_begin >= ring->st.last_ts && hdr.seq >= ring->st.next_seq) {
+            uint64_t to = last_event(slot, &hdr, from, op.bytes, &t, &last);
             uint64_t now = mono_ns();
             if (to > from && !ring->pending_ns)
                 ring->pending_ns = now;
@@ -581,6 +592,7 @@ static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
             }
         }
     }
+    live_touch(ring, r);
     if (force) {
         /* Events discarded that no packet reports yet: a header-only
          * packet after the last one says them (never the first). */
@@ -752,6 +764,109 @@ static struct fdrd_route *route_of(const struct fdrd_client *c,
     return NULL;
 }
 
+/* <outdir>/<name>-<pid> of a process that registers again after fdrd was
+ * killed: the same process when its uuid is the one in the metadata
+ * there (a new image after exec has another). Its fd (name in base), or
+ * -1. */
+static int same_process_dir(const struct fdrd_client *c, const char *outdir, char *base,
+                            size_t cap)
+{
+    fdr__tracedir_name(base, cap, c->info.name[0] ? c->info.name : "process",
+                       (unsigned long)c->pid);
+    int top = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dir =
+        top < 0 ? -1 : openat(top, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (top >= 0)
+        close(top);
+    if (dir < 0)
+        return -1;
+    char text[4096], uuid[48];
+    const uint8_t *u = c->col->params.uuid;
+    snprintf(
+        uuid, sizeof uuid,
+        "uuid = \"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\"",
+        u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+        u[13], u[14], u[15]);
+    int m = openat(dir, "metadata", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n = m < 0 ? -1 : read(m, text, sizeof text - 1);
+    if (m >= 0)
+        close(m);
+    text[n > 0 ? n : 0] = 0;
+    if (n <= 0 || !strstr(text, uuid)) {
+        close(dir);
+        return -1;
+    }
+    return dir;
+}
+
+/* A process that registers again after fdrd was killed goes on in the
+ * directory it had (same_process_dir): the trace stays one trace for
+ * readers (babeltrace2 merges directories of one uuid, and a stream
+ * number used twice would mix two streams). Its new rings are numbered
+ * after the streams there. Sets r->resume and r->index0. */
+static void resume_dir(const struct fdrd_client *c, struct fdrd_route *r)
+{
+    char base[sizeof r->resume];
+    int dir = same_process_dir(c, r->outdir, base, sizeof base);
+    DIR *d = dir < 0 ? NULL : fdopendir(dir);
+    if (!d) {
+        if (dir >= 0)
+            close(dir);
+        return;
+    }
+    uint32_t next = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        unsigned long k;
+        if (strncmp(e->d_name, "stream_", 7) == 0 &&
+            (k = strtoul(e->d_name + 7, &end, 10)) < (1ul << 30) && !*end && k >= next)
+            next = (uint32_t)k + 1;
+    }
+    closedir(d);
+    memcpy(r->resume, base, sizeof r->resume);
+    r->index0 = next;
+    fdrd_log("client %lu (pid %ld): registered again: goes on in %s/%s, streams from %u",
+             c->id, (long)c->pid, r->outdir, base, next);
+}
+
+void fdrd_collect_dead_ring(struct fdrd_server *s, struct fdrd_client *c,
+                            const struct fdr__msg_dead_ring *m)
+{
+    struct fdrd_trace *t = trace_by_id(s, m->trace);
+    const struct fdrd_route *r = t ? route_of(c, t) : NULL;
+    char base[FDR_PROTO_NAME_CAP + 32], name[32];
+    /* Only a stream that was there when the process came back (a later
+     * one is the new fdrd's); not a live trace's, whose packets fdrd
+     * numbers itself (live_out). */
+    int dir = !r || !r->resume[0] || m->index >= r->index0 || t->relay_opts.live_us
+                  ? -1
+                  : same_process_dir(c, t->outdir, base, sizeof base);
+    if (dir < 0)
+        return;
+    snprintf(name, sizeof name, "stream_%u", m->index);
+    int fd = openat(dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    close(dir);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    uint64_t at = 0, size = (uint64_t)st.st_size;
+    struct fdr__pkt p;
+    while (size - at >= sizeof p && pread(fd, &p, sizeof p, (off_t)at) == sizeof p &&
+           p.magic == FDR__CTF_MAGIC && p.seq < m->consumed && p.packet_size % 8 == 0 &&
+           p.packet_size / 8 >= sizeof p && p.packet_size / 8 <= size - at)
+        at += p.packet_size / 8;
+    if (at < size && ftruncate(fd, (off_t)at) == 0)
+        fdrd_log(
+            "%s/%s/%s: cut from %llu to %llu bytes (packets the killed fdrd wrote but "
+            "had not marked written: the process counts them as discarded)",
+            t->outdir, base, name, (unsigned long long)size, (unsigned long long)at);
+    close(fd);
+}
+
 /* Routes client c into trace t, in its lowest free slot; `backfill` when
  * the trace was started before c registered. */
 static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
@@ -778,6 +893,7 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
     r->dir_fd = -1;
     r->buf_top = r->buf_fd = -1;
     memcpy(r->outdir, t->outdir, sizeof r->outdir);
+    resume_dir(c, r);
     if (t->buf_fd >= 0) {
         /* File-backed: this process's directory, with its metadata first. */
         r->buf_top = fcntl(t->buf_fd, F_DUPFD_CLOEXEC, 0);
@@ -799,7 +915,7 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
     c->col->slot[slot] = r;
     /* The doorbell and the first rings before the route: the process's
      * threads find them when they move. */
-    int bell = fcntl(s->bell, F_DUPFD_CLOEXEC, 0);
+    int bell = c->dead ? -1 : fcntl(s->bell, F_DUPFD_CLOEXEC, 0);
     if (bell >= 0) {
         struct fdr__msg_buffer b;
         memset(&b, 0, sizeof b);
@@ -810,6 +926,8 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
         fdr__proto_send(c->fd, &b, sizeof b, &bell, 1);
         close(bell);
     }
+    if (c->dead)
+        return; /* gone already (its messages read at its end): only the copy */
     give_rings(c, r, t, 4);
     send_route(c, r, t, 1);
 }
@@ -915,10 +1033,330 @@ void fdrd_collect_destroyed(struct fdrd_server *s, struct fdrd_trace *t)
     }
 }
 
-void fdrd_collect_release(struct fdrd_client *c)
+/* ---- a process's own rings: its events before the route ---------------------
+ *
+ * libfdr hands fdrd the rings it makes in its registration window
+ * (OWN_RING): a thread records there until it moves to its routes, and
+ * then hands over what it recorded to each trace that wants its past
+ * (BACKFILL), marking it handed in the ring (common/ring.h, handed_tid,
+ * handed_below). A process killed, or ending by _exit or exec, before
+ * that leaves it in its own rings, which fdrd copies here when the
+ * process is gone: every packet of a thread that did not hand over, the
+ * events the trace takes (its selection and mask, as libfdr decides),
+ * into a stream of their own, stream_<FDRD_OWN_STREAM + ring>, with the
+ * events the ring lost meanwhile (full) counted as discarded there.
+ * Untrusted like every ring: each packet is copied, checked and
+ * written by the one validator (common/drain.h); one it refuses is
+ * skipped and left as a gap babeltrace2 reports. */
+
+void fdrd_collect_own_ring(struct fdrd_client *c, const struct fdr__msg_own_ring *m,
+                           int fd)
+{
+    struct fdr__ring_geom g = {m->packet_size, m->n_packets, m->index, m->size};
+    struct stat st;
+    int seals = fcntl(fd, F_GET_SEALS);
+    void *p = MAP_FAILED;
+    if (c->col && c->col->nown < FDRD_OWN_MAX && seals >= 0 && (seals & F_SEAL_SHRINK) &&
+        fstat(fd, &st) == 0 && fdr__geom_check(&g, (uint64_t)st.st_size) == 0 &&
+        m->index < FDRD_OWN_STREAM && g.size <= FDRD_OWN_SIZE_MAX)
+        p = mmap(NULL, g.size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        fdrd_log("client %lu (pid %ld): an own ring fdrd cannot use (before its class "
+                 "table, too many, not sealed, over 2 GiB or not the size it says); "
+                 "ignored",
+                 c->id, (long)c->pid);
+        return;
+    }
+    c->col->own[c->col->nown].h = p;
+    c->col->own[c->col->nown].g = g;
+    c->col->nown++;
+}
+
+/* 1 when trace t takes events of class k (as libfdr's registry.c decides
+ * for a route: the last matching item of the selection, none: not; and
+ * the category's bit of the mask). */
+static int takes(const struct fdr__rules *rules, uint32_t mask,
+                 const struct fdr__classes *t, const struct fdr__class *k)
+{
+    return k && (mask >> (k->category & 31) & 1) &&
+           fdr__rules_match(rules, fdr__classes_str(t, k->provider),
+                            fdr__classes_str(t, k->event)) == 1;
+}
+
+/* The copy of one own ring's early events into route r's directory. */
+struct early {
+    const struct fdrd_client *c;
+    struct fdrd_route *r;
+    struct fdr__ring_geom g; /* of the copy's stream */
+    struct fdr__buf_hdr oh;  /* the stream file's state (out_bytes, out_lost) */
+    struct fdr__stream_state st;
+    int fd;
+    uint64_t seq, reported; /* the copy's next packet number, its discarded count */
+    int gap;                /* the last packet was skipped: one more must follow */
+};
+
+/* Writes packet p (a private copy, header filled but seq, discarded and
+ * stream) into the copy's stream. */
+static void early_put(struct early *e, char *p, uint64_t discarded)
+{
+    struct fdr__pkt hdr;
+    memcpy(&hdr, p, sizeof hdr);
+    if (e->fd < 0) {
+        if (ensure_dir(e->c, e->r) < 0)
+            return;
+        char name[32];
+        snprintf(name, sizeof name, "stream_%u", e->g.index);
+        e->fd = fdr__tracedir_create(e->r->dir_fd, name);
+        if (e->fd < 0) {
+            route_error(e->c, e->r, name, -e->fd);
+            return;
+        }
+    }
+    if (e->seq == 0 && discarded) {
+        /* A stream's first packet says 0 (babeltrace2 would read an
+         * unknown loss): an empty one first. */
+        struct fdr__pkt z = hdr;
+        z.content_size = sizeof z * 8;
+        z.ts_end = z.ts_begin;
+        early_put(e, (char *)&z, 0);
+    }
+    hdr.stream_instance_id = e->g.index;
+    hdr.seq = e->seq;
+    hdr.discarded = discarded;
+    hdr.packet_size = (uint64_t)e->g.packet_size * 8;
+    memcpy(p, &hdr, sizeof hdr);
+    struct fdr__classes t;
+    fdr__classes_from_table(e->c->col->classes, e->c->col->classes_size, &t);
+    uint64_t grown = 0;
+    int rc = fdr__drain_slot(e->fd, &e->oh, &e->g, e->seq, p, &t, &e->st, &grown);
+    if (rc < 0)
+        route_error(e->c, e->r, "stream", -rc);
+    e->oh.out_bytes += grown;
+    e->seq++;
+    e->reported = discarded;
+    e->gap = 0;
+}
+
+/* An empty packet of process c's thread tid at time ts (its header). */
+static void empty_packet(const struct fdrd_client *c, uint32_t tid, uint64_t ts,
+                         struct fdr__pkt *z)
+{
+    memset(z, 0, sizeof *z);
+    z->magic = FDR__CTF_MAGIC;
+    memcpy(z->uuid, c->col->params.uuid, sizeof z->uuid);
+    z->content_size = sizeof *z * 8;
+    z->pid = (uint32_t)c->pid;
+    z->tid = tid;
+    z->ts_begin = z->ts_end = ts;
+}
+
+/* A packet the copy cannot take: its number skipped, after an empty first
+ * packet if there is none yet (a gap is seen between two packets). */
+static void early_gap(struct early *e)
+{
+    if (e->seq == 0) {
+        struct fdr__pkt z;
+        empty_packet(e->c, 0, 0, &z);
+        early_put(e, (char *)&z, e->reported);
+    }
+    e->seq++;
+    e->gap = 1;
+}
+
+/* A thread's copy of its past into ring `index` of route r was under way
+ * when the process ended (ring.h, handing_tid): what of it reached the
+ * ring cannot be told whole, so it goes, stream file and all (the ring
+ * was fresh for the copy: its stream holds nothing else), and early_out
+ * copies that past from the own ring instead. */
+static void early_cut(const struct fdrd_client *c, struct fdrd_route *r, uint32_t index)
+{
+    for (unsigned k = 0; k < r->nrings; k++) {
+        struct fdrd_ring *ring = &r->rings[k];
+        if (ring->g.index != index || ring->dead)
+            continue;
+        ring->dead = 1; /* route_end writes nothing more of it */
+        if (ring->out_fd >= 0) {
+            char name[32];
+            snprintf(name, sizeof name, "stream_%u", index);
+            close(ring->out_fd);
+            ring->out_fd = -1;
+            unlinkat(r->dir_fd, name, 0);
+        }
+        fdrd_log("client %lu (pid %ld): ended while a thread copied its past into ring "
+                 "%u: that ring dropped, the past copied from its own ring",
+                 c->id, (long)c->pid, index);
+    }
+}
+
+static void early_out(const struct fdrd_client *c, struct fdrd_route *r,
+                      const struct fdr__rules *rules, uint32_t mask,
+                      const struct fdrd_own *o)
+{
+    static char src[FDRD_PACKET_MAX], dst[FDRD_PACKET_MAX];
+    const struct fdr__buf_hdr *h = o->h;
+    const struct fdr__ring_geom *g = &o->g;
+    struct fdr__classes t;
+    fdr__classes_from_table(c->col->classes, c->col->classes_size, &t);
+    struct early e = {c, r, *g, {0}, {0}, -1, 0, 0, 0};
+    e.g.index = FDRD_OWN_STREAM + g->index;
+    /* Read once each: the process wrote them, and is gone. */
+    uint32_t htid = __atomic_load_n(&h->handed_tid[r->slot % 32], __ATOMIC_ACQUIRE);
+    uint64_t below = __atomic_load_n(&h->handed_below[r->slot % 32], __ATOMIC_ACQUIRE);
+    uint32_t ing = __atomic_load_n(&h->handing_tid[r->slot % 32], __ATOMIC_ACQUIRE);
+    if (ing && ing != htid && !r->live_ns &&
+        __atomic_load_n(&h->handing_route[r->slot % 32], __ATOMIC_RELAXED) == r->id)
+        early_cut(c, r,
+                  __atomic_load_n(&h->handing_ring[r->slot % 32], __ATOMIC_RELAXED));
+    uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+    uint64_t first = produced > g->n_packets ? produced - g->n_packets : 0;
+    struct fdr__open_packet op;
+    int open = fdr__committed(h, g->size, &op) == 1 && op.seq == produced;
+    /* Discards are cumulative in the ring; the copy counts those that came
+     * before a packet it takes (the thread that opened it lost them). */
+    uint64_t prev = 0, lost = 0, total = 0;
+    uint32_t last_tid = 0;
+    int last_taken = 0;
+    for (uint64_t seq = first; seq < produced + (uint64_t)open; seq++) {
+        struct fdr__pkt hdr;
+        const char *slot = fdr__ring_slot(h, g, seq);
+        fdr__packet_copy(src, slot, g->packet_size);
+        if (fdr__pkt_check(src, g, seq, &hdr) < 0) {
+            /* Scribbled: whose, and how many events, is unknown. Unless
+             * it was handed over, a gap in the copy's packet numbers,
+             * which babeltrace2 reports as discarded packets. */
+            last_taken = 0;
+            if (seq >= below)
+                early_gap(&e);
+            continue;
+        }
+        uint64_t bytes = hdr.content_size / 8;
+        if (seq == produced) {
+            /* The open packet: up to its last committed event. */
+            bytes = op.bytes < g->packet_size - FDR__PKT_TAIL
+                        ? op.bytes
+                        : g->packet_size - FDR__PKT_TAIL;
+            memcpy(src, slot, (size_t)bytes);
+            memcpy(&hdr.ts_end, &hdr.ts_begin, sizeof hdr.ts_end);
+        }
+        uint64_t delta = hdr.discarded > prev ? hdr.discarded - prev : 0;
+        prev = hdr.discarded > prev ? hdr.discarded : prev;
+        last_tid = hdr.tid;
+        last_taken = !(seq < below || hdr.tid == htid);
+        if (!last_taken)
+            continue;
+        lost += delta;
+        uint64_t lastts = hdr.ts_begin;
+        size_t good =
+            fdr__packet_prefix(src, bytes, &hdr, &t,
+                               seq == produced ? FDR__TS_LIMIT - 1 : hdr.ts_end, &lastts);
+        if (good != bytes && seq != produced) {
+            early_gap(&e); /* events that do not parse: the packet is lost */
+            continue;
+        }
+        /* The events the trace takes, in order, into dst. */
+        struct fdr__pkt out = hdr;
+        size_t at = sizeof out;
+        struct fdr__iter it;
+        struct fdr__event ev;
+        fdr__iter_init(&it, src, good, &t);
+        while (fdr__iter_next(&it, &ev) > 0) {
+            const char *start = ev.payload - FDR__EVENT_HEADER_SIZE;
+            size_t len = ev.len + FDR__EVENT_HEADER_SIZE;
+            if (!takes(rules, mask, &t, fdr__classes_get(&t, ev.id)))
+                continue;
+            memcpy(dst + at, start, len);
+            at += len;
+            total++;
+        }
+        if (at == sizeof out && lost == e.reported)
+            continue; /* nothing of it for this trace */
+        out.content_size = (uint64_t)at * 8;
+        if (seq == produced)
+            out.ts_end = lastts;
+        memcpy(dst, &out, sizeof out);
+        early_put(&e, dst, lost);
+    }
+    /* Lost after its last packet (a full ring), by a thread that did not
+     * hand over: counted in one more packet, empty, of that thread. */
+    uint64_t all = h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED);
+    if (last_taken && all > prev && all - prev < FDR__TS_LIMIT) {
+        struct fdr__pkt z;
+        memcpy(&z, src, sizeof z);
+        z.tid = last_tid;
+        z.ts_begin = z.ts_end = e.st.last_ts > z.ts_end ? e.st.last_ts : z.ts_end;
+        z.content_size = sizeof z * 8;
+        memcpy(dst, &z, sizeof z);
+        lost += all - prev;
+        early_put(&e, dst, lost);
+    }
+    /* The ledger (ring.h): events of threads whose own ring never reached
+     * fdrd, each counted as discarded in an empty packet of that thread
+     * (tid 0: of any thread), whether this ring's own thread handed over
+     * or not, unless the thread counted them in this route itself (its
+     * `handed` bit). Untrusted: a count near all ones is the process's
+     * scribble, not events. */
+    for (unsigned k = 0; k < FDR__LEDGER; k++) {
+        uint32_t tid = __atomic_load_n(&h->ledger[k].tid, __ATOMIC_RELAXED);
+        uint64_t n = __atomic_load_n(&h->ledger[k].count, __ATOMIC_RELAXED);
+        uint32_t handed = __atomic_load_n(&h->ledger[k].handed, __ATOMIC_ACQUIRE);
+        if (!n || n >= FDR__TS_LIMIT - lost || (k && (handed >> (r->slot % 32) & 1)))
+            continue;
+        struct fdr__pkt z;
+        empty_packet(c, tid, e.st.last_ts, &z);
+        memcpy(dst, &z, sizeof z);
+        lost += n;
+        early_put(&e, dst, lost);
+    }
+    if (e.gap) {
+        /* A skipped packet last: an empty one after it shows the gap. */
+        struct fdr__pkt z;
+        empty_packet(c, 0, e.st.last_ts, &z);
+        early_put(&e, (char *)&z, e.reported);
+    }
+    if (e.fd >= 0) {
+        fdrd_log("client %lu (pid %ld): ended before handing over what it recorded "
+                 "before its route: %llu events copied from its own ring %u, %llu "
+                 "counted as discarded",
+                 c->id, (long)c->pid, (unsigned long long)total, g->index,
+                 (unsigned long long)lost);
+        close(e.fd);
+    }
+}
+
+/* Every own ring of c, into each route that wanted the process's past. */
+static void early_all(struct fdrd_server *s, struct fdrd_client *c)
+{
+    for (struct fdrd_route *r = c->col->routes; r && c->col->nown; r = r->next) {
+        const struct fdrd_trace *t = trace_by_id(s, r->trace_id);
+        if (!r->backfill || !t)
+            continue;
+        char spec[FDR_PROTO_ITEMS_CAP + FDR_PROTO_ITEMS_MAX];
+        size_t k = 0;
+        for (const char *it = t->items; it < t->items + t->len; it += strlen(it) + 1) {
+            if (k)
+                spec[k++] = ',';
+            memcpy(spec + k, it, strlen(it));
+            k += strlen(it);
+        }
+        spec[k] = 0;
+        struct fdr__rules *rules = NULL;
+        if (fdr__rules_parse_flags(spec, "fdrd", FDR__RULES_NO_FILES, NULL, NULL,
+                                   &rules) < 0)
+            continue;
+        for (unsigned i = 0; i < c->col->nown; i++)
+            early_out(c, r, rules, t->mask, &c->col->own[i]);
+        fdr__rules_free(rules);
+    }
+}
+
+void fdrd_collect_release(struct fdrd_server *s, struct fdrd_client *c)
 {
     if (!c->col)
         return;
+    early_all(s, c);
+    for (unsigned i = 0; i < c->col->nown; i++)
+        munmap((void *)c->col->own[i].h, c->col->own[i].g.size);
     while (c->col->routes) {
         struct fdrd_route *r = c->col->routes;
         c->col->routes = r->next;
@@ -960,7 +1398,8 @@ int fdrd_collect_busy(const struct fdrd_server *s)
  * part of the open packet). 1 when written, 0 when not (reused or
  * corrupt), -errno when the write failed. */
 static int snap_packet(int fd, const struct fdrd_ring *ring, uint64_t seq, size_t bytes,
-                       int open, const struct fdr__classes *t, char *buf)
+                       int open, const struct fdr__classes *t,
+                       struct fdr__stream_state *st, char *buf)
 {
     const struct fdr__ring_geom *g = &ring->g;
     memcpy(buf, fdr__ring_slot(ring->h, g, seq), bytes);
@@ -972,12 +1411,16 @@ static int snap_packet(int fd, const struct fdrd_ring *ring, uint64_t seq, size_
         return 0;
     if (open) { /* closed here at its last whole event */
         uint64_t last;
-        size_t good = fdr__drain_committed(buf, bytes, t, &hdr, &last);
+        size_t good = fdr__packet_prefix(buf, bytes, &hdr, t, UINT64_MAX, &last);
         if (good <= sizeof hdr)
             return 0;
         hdr.ts_end = last;
         hdr.content_size = (uint64_t)good * 8;
     }
+    /* The one check of every reader (validate.h): a corrupt packet is
+     * left out, the gap in sequence numbers says a packet was lost. */
+    if (fdr__packet_valid(buf, &hdr, t, st) < 0)
+        return 0;
     int e = fdr__packet_write(fd, &hdr, buf + sizeof hdr);
     return e < 0 ? e : 1;
 }
@@ -1010,10 +1453,11 @@ static int snap_ring(int dir_fd, const struct fdrd_ring *ring,
         return fd;
     snap_fd = fd;
     int e = 0;
+    struct fdr__stream_state st = {0, 0, 0, 0};
     for (uint64_t seq = first; seq < produced && e >= 0; seq++)
-        e = snap_packet(fd, ring, seq, g->packet_size, 0, t, buf);
+        e = snap_packet(fd, ring, seq, g->packet_size, 0, t, &st, buf);
     if (e >= 0 && open)
-        e = snap_packet(fd, ring, op.seq, op.bytes, 1, t, buf);
+        e = snap_packet(fd, ring, op.seq, op.bytes, 1, t, &st, buf);
     snap_fd = -1;
     close(fd);
     return e < 0 ? e : 0;
@@ -1047,7 +1491,7 @@ static int snap_route(const struct fdrd_client *c, struct fdrd_route *r, const c
                       char *buf)
 {
     const char *what;
-    int dir_fd = proc_dir(c, dir, &what);
+    int dir_fd = proc_dir(c, dir, NULL, &what);
     if (dir_fd < 0)
         return dir_fd;
     uint32_t meta_n = 0;
@@ -1083,6 +1527,13 @@ int fdrd_collect_snapshot(struct fdrd_server *s, struct fdrd_trace *t, const cha
             return ENAMETOOLONG;
         }
     }
+    char at[FDR_PROTO_PATH_CAP];
+    int w = fdr__pathwalk_check(dir, at, sizeof at);
+    if (w < 0) {
+        snprintf(msg, cap, "snapshot directory %.150s: %.150s: %s", dir, at,
+                 fdr__pathwalk_strerror(-w));
+        return -w;
+    }
     char *buf = malloc(FDRD_PACKET_MAX);
     if (!buf) {
         snprintf(msg, cap, "out of memory");
@@ -1102,7 +1553,7 @@ int fdrd_collect_snapshot(struct fdrd_server *s, struct fdrd_trace *t, const cha
     free(buf);
     if (e < 0) {
         snprintf(msg, cap, "cannot write the snapshot in '%.180s': %s", dir,
-                 strerror(-e));
+                 fdr__pathwalk_strerror(-e));
         return (int)-e;
     }
     if (!routes) {

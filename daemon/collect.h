@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/validate.h"
 #include "proto/proto.h"
 
 struct fdrd_server;
@@ -18,8 +19,24 @@ struct fdrd_route;
  * bounded by the trace's budget (fdr__ring_budget), their number by this. */
 #define FDRD_ROUTE_RINGS_MAX 4096
 
+/* A process's own ring (OWN_RING), mapped read-only: what its threads
+ * recorded before their route, copied by fdrd if the process ends before
+ * handing it over (collect.c, early_out). */
+struct fdrd_own {
+    const struct fdr__buf_hdr *h;
+    struct fdr__ring_geom g; /* as the message said, checked against the memfd */
+};
+#define FDRD_OWN_MAX FDR_PROTO_OWN_MAX /* own rings kept per process */
+/* The largest (FDR_BUFFER_SIZE's bound, 2 GiB, and the header page): what
+ * fdrd reads of a process that ended stays bounded. */
+#define FDRD_OWN_SIZE_MAX ((1ull << 31) + 4096)
+/* Stream numbers of the copies: above any ring fdrd gives (FDRD_ROUTE_RINGS_MAX). */
+#define FDRD_OWN_STREAM (1u << 24)
+
 /* What a client that sent CLASSES holds for collection. */
 struct fdrd_collect {
+    struct fdrd_own own[FDRD_OWN_MAX];
+    unsigned nown;
     void *classes; /* its class table, mapped read-only */
     uint64_t classes_size;
     struct fdr__msg_classes params;                /* clock, uuid */
@@ -49,12 +66,23 @@ void fdrd_collect_destroyed(struct fdrd_server *s, struct fdrd_trace *t);
  * made). 0 with the directory in msg, or a positive errno and a message. */
 int fdrd_collect_snapshot(struct fdrd_server *s, struct fdrd_trace *t, const char *outdir,
                           char *msg, size_t cap);
+/* OWN_RING from a client (fd taken): kept mapped while it lives. */
+void fdrd_collect_own_ring(struct fdrd_client *c, const struct fdr__msg_own_ring *m,
+                           int fd);
 /* The client is gone (however it ended): everything it committed is
- * written out, its open packets up to their last committed event. */
-void fdrd_collect_release(struct fdrd_client *c);
+ * written out, its open packets up to their last committed event; and
+ * what its threads recorded before a route that wanted it (BACKFILL)
+ * and did not hand over, from its own rings. */
+void fdrd_collect_release(struct fdrd_server *s, struct fdrd_client *c);
 /* Writes out the closed packets of every ring of every client (discard
  * mode traces; flight-recorder traces are written at their end). */
 void fdrd_collect_pass(struct fdrd_server *s);
+/* DEAD_RING: a process that registered again after fdrd was killed
+ * counted a dead ring's packets from m->consumed on as discarded: they
+ * are cut from that ring's stream file, where a write cut short may have
+ * left some (docs/daemon.md, "When fdrd dies"). */
+void fdrd_collect_dead_ring(struct fdrd_server *s, struct fdrd_client *c,
+                            const struct fdr__msg_dead_ring *m);
 /* 1 when some ring may need writing out (the loop then wakes up often). */
 int fdrd_collect_busy(const struct fdrd_server *s);
 

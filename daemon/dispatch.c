@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "persist.h"
 #include "server.h"
 
 static void reply(struct fdrd_server *s, struct fdrd_client *c, uint32_t seq, int status,
@@ -215,8 +216,10 @@ static int destroy(struct fdrd_server *s, struct fdrd_trace *t, char *text, size
     memcpy(name, t->name, sizeof name);
     fdrd_collect_destroyed(s, t);
     int rc = fdrd_traces_destroy(&s->traces, name, text, cap);
-    if (rc == 0)
+    if (rc == 0) {
+        fdrd_persist_forget(&s->traces, name);
         fdrd_log("trace %s destroyed", name);
+    }
     return rc;
 }
 
@@ -322,10 +325,12 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
         rc = fdrd_traces_create(&s->traces, m, text, sizeof text);
         if (rc == 0 && (m->flags & FDR__CREATE_EPHEMERAL))
             s->traces.t[s->traces.n - 1]->owner = c->id;
-        if (rc == 0)
+        if (rc == 0) {
+            fdrd_persist_save(&s->traces, s->traces.t[s->traces.n - 1]);
             fdrd_log("trace %s created (output %s%s%s)", m->name,
                      s->traces.t[s->traces.n - 1]->outdir,
                      m->relayd[0] ? ", relayd " : "", m->relayd);
+        }
         reply(s, c, h->seq, rc, 0, text);
         return 0;
     }
@@ -336,6 +341,8 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
         if (rc == 0) {
             struct fdrd_trace *t =
                 fdrd_traces_find(&s->traces, ((const struct fdr__msg_items *)msg)->name);
+            if (t)
+                fdrd_persist_save(&s->traces, t);
             if (t && t->active)
                 fdrd_collect_changed(s, t);
         }
@@ -345,6 +352,8 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
         const struct fdr__msg_filter *m = msg;
         rc = fdrd_traces_filter(&s->traces, m->name, m->mask, text, sizeof text);
         struct fdrd_trace *t = rc == 0 ? fdrd_traces_find(&s->traces, m->name) : NULL;
+        if (t)
+            fdrd_persist_save(&s->traces, t);
         if (t && t->active)
             fdrd_collect_changed(s, t);
         reply(s, c, h->seq, rc, 0, text);
@@ -356,6 +365,8 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
         rc = fdrd_traces_activate(&s->traces, m->name, h->type == FDR__MSG_START, text,
                                   sizeof text);
         struct fdrd_trace *t = rc == 0 ? fdrd_traces_find(&s->traces, m->name) : NULL;
+        if (t)
+            fdrd_persist_save(&s->traces, t);
         if (t && h->type == FDR__MSG_START)
             fdrd_collect_started(s, t);
         else if (t)
@@ -424,6 +435,9 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
         return 0;
     case FDR__MSG_NEED_BUFFERS:
         fdrd_collect_need(s, c, msg);
+        return 0;
+    case FDR__MSG_DEAD_RING:
+        fdrd_collect_dead_ring(s, c, msg);
         return 0;
     case FDR__MSG_CONTROL:
         control(s, c, msg);

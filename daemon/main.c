@@ -7,10 +7,10 @@
  *                  verb can connect at once
  *
  * The run directory DIR is FDR_RUNDIR, else $XDG_RUNTIME_DIR/fdr, else
- * /tmp/fdr-$UID (rundir.c). Exit status: 0 after a clean stop (SIGTERM or
- * SIGINT: the socket and the pid file are removed), 1 when it cannot
- * start (one line "fdrd: ..."; "fdrd: already running (pid N) in DIR"
- * when another fdrd holds the directory), 2 for a usage error.
+ * /tmp/fdr-$UID, or $HOME/.fdr/run when another user made that (rundir.c). Exit status: 0
+ * after a clean stop (SIGTERM or SIGINT: the socket and the pid file are removed), 1 when
+ * it cannot start (one line "fdrd: ..."; "fdrd: already running (pid N) in DIR" when
+ * another fdrd holds the directory), 2 for a usage error.
  *
  * DESIGN. Everything that can fail is done before daemonizing and in the
  * process that will serve: check the directory, lock the pid file, listen.
@@ -23,7 +23,14 @@
  * belongs to the open file, which the grandchild keeps open).
  * SIGTERM/SIGINT are blocked and read from a signalfd in the event loop;
  * SIGPIPE is ignored (and every send uses MSG_NOSIGNAL). The only getenv
- * calls of fdrd are here. */
+ * calls of fdrd are here.
+ *
+ * Socket activation: when a service manager passes the listening socket
+ * (LISTEN_PID is our pid, LISTEN_FDS=1: the socket is fd 3, the sd_listen_fds
+ * protocol, read here without libsystemd), fdrd serves on it instead of
+ * binding its own, once rundir.c has checked that it is the socket of the
+ * run directory (dist/systemd/fdrd.socket). The variables are removed so
+ * that nothing fdrd starts inherits them. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -33,14 +40,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "log.h"
+#include "persist.h"
 #include "rundir.h"
 #include "server.h"
 
@@ -48,25 +56,45 @@ static const char usage[] =
     "usage: fdrd -f | -d\n"
     "  -f  run in the foreground, log to stderr\n"
     "  -d  run in the background, log to DIR/fdrd.log\n"
-    "DIR: $FDR_RUNDIR, else $XDG_RUNTIME_DIR/fdr, else /tmp/fdr-$UID\n";
+    "DIR: $FDR_RUNDIR, else $XDG_RUNTIME_DIR/fdr, else /tmp/fdr-$UID\n"
+    "     ($HOME/.fdr/run when /tmp/fdr-$UID is not a directory of yours)\n"
+    "A socket passed by systemd (LISTEN_FDS=1, fdrd.socket) must be DIR/fdrd.sock.\n";
+
+/* The socket a service manager passed: 3 (SD_LISTEN_FDS_START), -1 when
+ * none was passed to this process, -2 (with msg) when the variables are
+ * not one socket for us. */
+static int passed_socket(char *msg, size_t cap)
+{
+    const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+    int rc = -1;
+    if (pid && fds) {
+        char *end;
+        errno = 0;
+        long p = strtol(pid, &end, 10);
+        if (!errno && *pid && !*end && p == (long)getpid()) {
+            if (strcmp(fds, "1") == 0)
+                rc = 3;
+            else {
+                snprintf(msg, cap, "LISTEN_FDS=%.20s: fdrd takes exactly one socket",
+                         fds);
+                rc = -2;
+            }
+        }
+    }
+    unsetenv("LISTEN_PID");
+    unsetenv("LISTEN_FDS");
+    unsetenv("LISTEN_FDNAMES");
+    return rc;
+}
 
 /* Room for FDRD_CLIENTS_MAX connections plus our own descriptors, as far
  * as the hard limit allows. Returns how many clients fit. */
 static unsigned raise_nofile(void)
 {
-    struct rlimit rl;
-    rlim_t want = FDRD_CLIENTS_MAX + 64;
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-        return 64;
-    if (rl.rlim_cur < want) {
-        rl.rlim_cur =
-            rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-        getrlimit(RLIMIT_NOFILE, &rl);
-    }
-    if (rl.rlim_cur >= want)
+    unsigned long want = FDRD_CLIENTS_MAX + 64, cur = fdr__nofile_raise(want);
+    if (cur >= want)
         return FDRD_CLIENTS_MAX;
-    return rl.rlim_cur > 96 ? (unsigned)(rl.rlim_cur - 64) : 32;
+    return cur > 96 ? (unsigned)(cur - 64) : 32;
 }
 
 /* -d: returns 0 in the grandchild (the server), with *ready the pipe to
@@ -137,9 +165,10 @@ int main(int argc, char **argv)
     sigaddset(&stop, SIGINT);
     sigprocmask(SIG_BLOCK, &stop, NULL);
 
-    char dir[4096], msg[4400];
+    char dir[4096], msg[4400], note[512];
     if (fdr__proto_rundir(dir, sizeof dir, getenv("FDR_RUNDIR"),
-                          getenv("XDG_RUNTIME_DIR"), (unsigned long)geteuid()) < 0) {
+                          getenv("XDG_RUNTIME_DIR"), getenv("HOME"),
+                          (unsigned long)geteuid(), note, sizeof note) < 0) {
         fprintf(stderr, "fdrd: the run directory's path is too long for a socket\n");
         return 1;
     }
@@ -156,10 +185,18 @@ int main(int argc, char **argv)
         memcpy(dir, cwd, nc);
         dir[nc] = '/';
     }
-    static struct fdrd_rundir rd;
-    int rc = fdrd_rundir_open(&rd, dir, msg, sizeof msg);
+    if (note[0]) { /* $HOME/.fdr/run: its parent may be new */
+        char parent[4096];
+        snprintf(parent, sizeof parent, "%s", dir);
+        *strrchr(parent, '/') = 0;
+        mkdir(parent, 0700);
+    }
+    static struct fdrd_rundir rd = {.lock_fd = -1, .listen_fd = -1};
+    int passed = passed_socket(msg, sizeof msg);
+    int rc = passed == -2 ? -1 : fdrd_rundir_open(&rd, dir, msg, sizeof msg);
     if (rc == 0)
-        rc = fdrd_rundir_listen(&rd, msg, sizeof msg);
+        rc = passed >= 0 ? fdrd_rundir_adopt(&rd, passed, msg, sizeof msg)
+                         : fdrd_rundir_listen(&rd, msg, sizeof msg);
     if (rc != 0) {
         fprintf(stderr, "fdrd: %s\n", msg);
         if (rd.lock_fd >= 0)
@@ -191,6 +228,8 @@ int main(int argc, char **argv)
             _exit(1);
     }
 
+    if (note[0])
+        fdrd_log("%s", note);
     static struct fdrd_server s;
     s.listen_fd = rd.listen_fd;
     s.rundir = dir;
@@ -209,8 +248,11 @@ int main(int argc, char **argv)
         fdrd_rundir_close(&rd);
         return 1;
     }
-    fdrd_log("listening on %s (pid %ld, at most %u clients)", rd.sock, (long)getpid(),
-             s.max_clients);
+    fdrd_log("listening on %s (pid %ld, at most %u clients%s)", rd.sock, (long)getpid(),
+             s.max_clients, rd.adopted ? ", socket passed by the service manager" : "");
+    /* The traces an earlier fdrd held (killed, or stopped): before anyone
+     * is served, so a program that reconnects finds them started. */
+    fdrd_persist_load(&s.traces);
     if (ready >= 0) {
         char b = 'R';
         if (write(ready, &b, 1) != 1) {
@@ -219,6 +261,10 @@ int main(int argc, char **argv)
         close(ready);
     }
     rc = fdrd_server_run(&s);
+    /* A clean stop ends the traces, as lttng-sessiond's does: only a
+     * killed fdrd's are made again by the next one. */
+    for (unsigned i = 0; i < s.traces.n; i++)
+        fdrd_persist_forget(&s.traces, s.traces.t[i]->name);
     fdrd_traces_free(&s.traces);
     fdrd_providers_free(&s.providers);
     fdrd_rundir_close(&rd);

@@ -18,17 +18,27 @@
  *     by its index. A packet header is checked first (magic, sizes in
  *     bits, bounds, times); a bad one stops that stream with one log line.
  *   - live traces: a stream with nothing new for a live period gets a
- *     beacon (an empty index) at "now minus one period" in the process's
- *     clock, never before the last packet it sent.
+ *     beacon (an empty index) at "a period before the collector last
+ *     said the file held every committed event" (beacon_ts) in the
+ *     process's clock, never before the last packet it sent: live
+ *     timestamps never go back.
  * Each process is its own trace in the relay session (its own metadata
  * stream and data streams, relayd path HOSTNAME/NAME-DATE/<proc>-<pid>,
  * NAME-DATE-N for the Nth relay session of the trace, N > 1).
  *
+ * The host's name in relayd's layout and in live URLs is FDR_HOSTNAME
+ * (fdrd's environment), else the nodename: containers share nodenames.
+ *
  * Faults: any send or reply error (timeouts bound each: relay_wire.c)
  * closes the connection; the thread connects again after 0.1 s, doubling
- * to 5 s, and opens a NEW relay session (same name: relayd stores it
- * under a new date). Streams it knew start at the current end of their
- * files; the events of every packet before that point are counted
+ * at every attempt to 5 s, whether the attempt failed or relayd took it
+ * and dropped it soon after (its disk is full); only a connection that
+ * lasted WORKED_NS starts the waits again at 0.1 s. Each connection
+ * opens a NEW relay session (same name: relayd stores it under a new
+ * date), except after a session in which no packet was sent: that one's
+ * path is used again, so that a relayd that drops every connection gets
+ * one directory for all the attempts, not one each. Streams it knew start at the current
+ * end of their files; the events of every packet before that point are counted
  * (common/iter.h, with the process's class file) and added to the
  * events_discarded of every packet of that stream in the new session, so
  * that each relay session, read alone with babeltrace2, satisfies
@@ -69,6 +79,13 @@
 #define PACKETS_PER_TURN 64         /* per stream, then the others' turn */
 #define BACKOFF_MIN_NS 100000000ull /* 0.1 s */
 #define BACKOFF_MAX_NS 5000000000ull
+/* A connection that lasted this long worked: the next wait starts again
+ * at BACKOFF_MIN_NS. A relayd that accepts and then drops at once (its
+ * disk is full, it restarts in a loop) sees the wait double to its cap. */
+#define WORKED_NS 10000000000ull
+/* Live beacons: see beacon_ts. */
+#define STALE_PERIODS 4
+#define STALE_MIN_NS 2000000000ull
 
 struct rstream {
     int fd;
@@ -109,7 +126,9 @@ struct fdrd_relay {
     struct fdrd_relay_opts o;
     struct fdrd_relay_conn c;
     int connected;
-    int stop; /* atomic: fdrd_relay_stop */
+    uint64_t up_ns;        /* when the current connection was made */
+    uint64_t session_sent; /* packets sent in the current relay session */
+    int stop;              /* atomic: fdrd_relay_stop */
     struct rproc *procs;
     unsigned nprocs;
     char *pkt; /* the packet buffer for counting */
@@ -173,12 +192,21 @@ static int open_session(struct fdrd_relay *r, char *why, size_t cap)
         fdrd_relay_disconnect(&r->c);
         return rc;
     }
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(r->stamp, sizeof r->stamp, "%Y%m%d-%H%M%S", &tm);
+    /* A relay session in which no packet was sent (relayd dropped the
+     * connection before: its disk is full) is taken up again under the
+     * same path: relayd writes its files again from the start, and
+     * reconnections do not leave a directory each, empty or holding only
+     * a cut metadata file. */
+    if (!r->sessions || r->session_sent) {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        strftime(r->stamp, sizeof r->stamp, "%Y%m%d-%H%M%S", &tm);
+        __atomic_fetch_add(&r->sessions, 1, __ATOMIC_RELAXED);
+    }
+    r->session_sent = 0;
     r->connected = 1;
-    __atomic_fetch_add(&r->sessions, 1, __ATOMIC_RELAXED);
+    r->up_ns = now_ns(CLOCK_MONOTONIC);
     set_state(r, FDRD_RELAY_CONNECTED);
     return 0;
 }
@@ -383,6 +411,7 @@ static int send_packet(struct fdrd_relay *r, struct rstream *s, const struct fdr
     s->last_send_ns = now_ns(CLOCK_MONOTONIC);
     add(&r->bytes, bytes);
     add(&r->packets, 1);
+    r->session_sent++;
     return 0;
 }
 
@@ -573,17 +602,45 @@ out:
 
 /* ---- one turn ----------------------------------------------------------------- */
 
-/* The process's clock now, minus one live period: what a beacon says. */
-static uint64_t beacon_ts(const struct fdrd_relay *r, const struct rproc *p)
+/* ns nanoseconds in cycles of a freq Hz clock, ns * freq / 1e9 without
+ * a 128-bit product (32-bit targets have no __int128): exact as long as
+ * the result fits. */
+static uint64_t ns_to_cycles(uint64_t ns, uint64_t freq)
 {
-    if (!p->freq)
-        return 0;
-    uint64_t ns = now_ns(CLOCK_REALTIME) - (uint64_t)r->o.live_us * 1000;
-    __int128 since = (__int128)ns - (__int128)p->offset_s * 1000000000;
-    if (since <= 0)
-        return 0;
-    __int128 v = since * p->freq / 1000000000 - p->offset;
-    return v > 0 ? (uint64_t)v : 0;
+    uint64_t q = ns / 1000000000, r = ns % 1000000000;
+    return q * freq + r * (freq / 1000000000) + r * (freq % 1000000000) / 1000000000;
+}
+
+/* What a beacon of stream s says: "nothing before this time", in the
+ * process's clock. A period before the last time the collector wrote the
+ * stream file or said (its mtime: collect.c, live_touch) that it held
+ * every committed event: an event written later was committed after
+ * that, or waited at most half a period to be flushed, so no event sent
+ * later is older than the beacon (lttng-live stops at a stream whose
+ * time goes back). Never before what was sent last. A collector held up
+ * for more than STALE_PERIODS periods (a stopped fdrd) is taken for a
+ * process that ended: the one case left where a beacon may run ahead. */
+static uint64_t beacon_ts(const struct fdrd_relay *r, const struct rproc *p,
+                          const struct rstream *s)
+{
+    struct stat st;
+    if (!p->freq || fstat(s->fd, &st) < 0)
+        return s->last_ts;
+    uint64_t ns =
+        (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    uint64_t now = now_ns(CLOCK_REALTIME), period = (uint64_t)r->o.live_us * 1000;
+    /* A file the collector has not touched for STALE_PERIODS periods (at
+     * least STALE_MIN_NS) is a process's that ended (its last turn wrote
+     * everything): its beacons follow the clock again, so that viewers
+     * are not held at its end. */
+    uint64_t stale =
+        STALE_PERIODS * period > STALE_MIN_NS ? STALE_PERIODS * period : STALE_MIN_NS;
+    if (ns >= now || now - ns > stale)
+        ns = now;
+    ns -= period;
+    int64_t since = (int64_t)ns - p->offset_s * 1000000000;
+    uint64_t v = since > 0 ? ns_to_cycles((uint64_t)since, p->freq) : 0;
+    return v > p->offset && v - p->offset > s->last_ts ? v - p->offset : s->last_ts;
 }
 
 /* Sends what is new in process p. 1 when more is waiting, 0 when all is
@@ -633,9 +690,7 @@ static int proc_turn(struct fdrd_relay *r, struct rproc *p)
         more |= sent == PACKETS_PER_TURN;
         if (r->o.live_us && !s->dead && !sent &&
             now - s->last_send_ns >= (uint64_t)r->o.live_us * 1000) {
-            uint64_t ts = beacon_ts(r, p);
-            if (ts < s->last_ts)
-                ts = s->last_ts;
+            uint64_t ts = beacon_ts(r, p, s);
             struct fdrd_relay_index x = {.relay_stream_id = s->relay_id,
                                          .net_seq_num = FDRD_RELAY_NO_SEQ,
                                          .ts_begin = ts,
@@ -688,20 +743,28 @@ static void close_streams(struct fdrd_relay *r)
 static void *sender(void *arg)
 {
     struct fdrd_relay *r = arg;
-    uint64_t backoff = BACKOFF_MIN_NS;
+    uint64_t backoff = 0; /* the last wait; 0: none yet */
     while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
         if (!r->connected) {
+            /* Doubles from one attempt to the next, whether the attempt
+             * failed or connected and was dropped soon after; only a
+             * connection that worked for a while starts it again. */
+            if (r->up_ns && now_ns(CLOCK_MONOTONIC) - r->up_ns >= WORKED_NS)
+                backoff = 0;
+            r->up_ns = 0;
+            backoff = !backoff                       ? BACKOFF_MIN_NS
+                      : backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS
+                                                     : backoff * 2;
             nap(r, backoff);
             if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
                 break;
             char why[256];
-            if (open_session(r, why, sizeof why) < 0) {
-                backoff = backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : backoff * 2;
+            if (open_session(r, why, sizeof why) < 0)
                 continue;
-            }
-            fdrd_log("trace %s: relayd %s: connected again, relay session %u", r->name,
-                     r->o.host, __atomic_load_n(&r->sessions, __ATOMIC_RELAXED));
-            backoff = BACKOFF_MIN_NS;
+            fdrd_log("trace %s: relayd %s: connected again after waiting %.1f s, relay "
+                     "session %u",
+                     r->name, r->o.host, (double)backoff / 1e9,
+                     __atomic_load_n(&r->sessions, __ATOMIC_RELAXED));
             resume_at_end(r);
         }
         if (turn(r) == 0)
@@ -751,9 +814,28 @@ int fdrd_relay_start(struct fdrd_relay **out, const char *name, const char *dir,
         r->o.ctl_port = FDRD_RELAY_CONTROL_PORT;
     if (!r->o.data_port)
         r->o.data_port = FDRD_RELAY_DATA_PORT;
+    /* FDR_HOSTNAME (fdrd's environment) names the host in relayd's
+     * layout: hosts in containers often share a nodename, and relayd
+     * would store them as one. It becomes a directory name: checked. */
+    const char *hn = getenv("FDR_HOSTNAME");
     struct utsname un;
+    if (hn && !*hn)
+        hn = NULL; /* empty is unset, as for every FDR_ variable */
+    if (hn && (strlen(hn) > 63 || hn[0] == '.' ||
+               hn[strspn(hn, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789._-")])) {
+        snprintf(
+            msg, cap,
+            "bad FDR_HOSTNAME '%.64s' in fdrd's environment: 1 to 63 letters, digits, "
+            "'.', '_' or '-', not starting with '.'",
+            hn);
+        free_all(r);
+        return EINVAL;
+    }
     snprintf(r->hostname, sizeof r->hostname, "%s",
-             uname(&un) == 0 && un.nodename[0] ? un.nodename : "unknown");
+             hn                                  ? hn
+             : uname(&un) == 0 && un.nodename[0] ? un.nodename
+                                                 : "unknown");
     r->c.ctl = r->c.data = -1;
     char why[256];
     /* Connected before the trace exists: an unreachable relayd is the

@@ -3,7 +3,8 @@
  * can pretend to be it or talk to it.
  *
  * The directory is FDR_RUNDIR, else $XDG_RUNTIME_DIR/fdr, else
- * /tmp/fdr-$UID (proto.h, fdr__proto_rundir, shared with the fdr command).
+ * /tmp/fdr-$UID, or $HOME/.fdr/run when another user made that first
+ * (proto.h, fdr__proto_rundir, shared with the fdr command and libfdr).
  * It is created 0700; an existing one is used only if lstat() shows a real
  * directory (not a symlink to one) owned by the effective uid with mode
  * 0700 exactly: in /tmp another user could have made it first, and a
@@ -20,12 +21,21 @@
  * and start over. Only the holder of the lock removes a stale fdrd.sock,
  * binds a new one (umask 0177 around bind: the socket is 0600 from its
  * first instant), and at exit unlinks the socket and then the pid file,
- * still locked. */
+ * still locked.
+ *
+ * Socket activation (docs/daemon.md, dist/systemd/): systemd binds
+ * fdrd.sock itself and passes it; fdrd_rundir_adopt checks that it is the
+ * socket this directory's rule names, with the same 0600 mode, before
+ * serving on it, and never unlinks it (systemd keeps listening on it and
+ * starts the next fdrd at the next connection). The directory rule and the
+ * pid-file lock apply unchanged, and every peer is still checked with
+ * SO_PEERCRED (server.c). */
 #define _GNU_SOURCE
 #include "rundir.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +92,7 @@ static long read_pid(int fd)
 int fdrd_rundir_open(struct fdrd_rundir *r, const char *path, char *msg, size_t cap)
 {
     r->lock_fd = r->listen_fd = -1;
+    r->adopted = 0;
     if (snprintf(r->path, sizeof r->path, "%s", path) >= (int)sizeof r->path ||
         snprintf(r->sock, sizeof r->sock, "%s/fdrd.sock", path) >= (int)sizeof r->sock) {
         snprintf(msg, cap, "run directory path too long for a socket: %.200s", path);
@@ -150,7 +161,13 @@ int fdrd_rundir_listen(struct fdrd_rundir *r, char *msg, size_t cap)
     int rc = bind(fd, (struct sockaddr *)&a, sizeof a);
     int e = errno;
     umask(old);
-    if (rc < 0 || listen(fd, 128) < 0) {
+    /* A long queue (the kernel caps it at somaxconn): a program connects
+     * at start and its exit waits at most 3 s for fdrd's answer, so 200
+     * children forked at once must not wait, blocked in connect, for a
+     * busy fdrd to accept (they then ended unregistered, their events
+     * neither in the trace nor counted: fdr-daemon-early's fork storm
+     * under ASan). Queued, what they send waits for fdrd. */
+    if (rc < 0 || listen(fd, 4096) < 0) {
         snprintf(msg, cap, "cannot listen on %s: %s", r->sock,
                  strerror(rc < 0 ? e : errno));
         close(fd);
@@ -158,6 +175,53 @@ int fdrd_rundir_listen(struct fdrd_rundir *r, char *msg, size_t cap)
     }
     chmod(r->sock, 0600);
     r->listen_fd = fd;
+    return 0;
+}
+
+int fdrd_rundir_adopt(struct fdrd_rundir *r, int fd, char *msg, size_t cap)
+{
+    struct sockaddr_un a;
+    socklen_t len = sizeof a;
+    int type = 0, listening = 0;
+    socklen_t tl = sizeof type, ll = sizeof listening;
+    memset(&a, 0, sizeof a);
+    if (getsockname(fd, (struct sockaddr *)&a, &len) < 0 || a.sun_family != AF_UNIX ||
+        getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_SEQPACKET ||
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ll) < 0 || !listening) {
+        snprintf(msg, cap,
+                 "the passed descriptor %d is not a listening AF_UNIX SOCK_SEQPACKET "
+                 "socket: refused",
+                 fd);
+        return -1;
+    }
+    size_t n = len > offsetof(struct sockaddr_un, sun_path)
+                   ? len - offsetof(struct sockaddr_un, sun_path)
+                   : 0;
+    if (n >= sizeof a.sun_path)
+        n = sizeof a.sun_path - 1;
+    a.sun_path[n] = 0;
+    if (strcmp(a.sun_path, r->sock) != 0) {
+        snprintf(msg, cap, "the passed socket is bound to '%s', not %s: refused",
+                 a.sun_path, r->sock);
+        return -1;
+    }
+    struct stat st;
+    if (lstat(r->sock, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 0177) != 0) {
+        snprintf(msg, cap,
+                 "the passed socket %s is not a socket of yours with mode 0600 "
+                 "(SocketMode=0600): refused",
+                 r->sock);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+        fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+        snprintf(msg, cap, "the passed socket: fcntl: %s", strerror(errno));
+        return -1;
+    }
+    r->listen_fd = fd;
+    r->adopted = 1;
     return 0;
 }
 
@@ -173,7 +237,8 @@ int fdrd_rundir_write_pid(struct fdrd_rundir *r, pid_t pid)
 void fdrd_rundir_close(struct fdrd_rundir *r)
 {
     if (r->listen_fd >= 0) {
-        unlink(r->sock);
+        if (!r->adopted)
+            unlink(r->sock);
         close(r->listen_fd);
         r->listen_fd = -1;
     }

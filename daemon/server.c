@@ -100,10 +100,17 @@ static void drop_queue(struct fdrd_client *c)
     c->out_bytes = 0;
 }
 
+static int read_one(struct fdrd_server *s, struct fdrd_client *c);
+
 static void close_client(struct fdrd_server *s, unsigned i)
 {
     struct fdrd_client *c = s->clients[i];
-    fdrd_collect_release(c); /* everything it committed, to disk */
+    /* A process that went away may have sent more than was read (its
+     * class table, its own rings): read to the end unless it broke the
+     * protocol, so that what it recorded before a route is not lost. */
+    for (int k = 0; k < 1024 && c->dead && !c->bad && read_one(s, c) > 0; k++)
+        ;
+    fdrd_collect_release(s, c); /* everything it committed, to disk */
     fdrd_client_release(s, c);
     drop_queue(c);
     close(c->fd);
@@ -170,23 +177,26 @@ static void flush_out(struct fdrd_client *c)
     }
 }
 
-static void read_one(struct fdrd_server *s, struct fdrd_client *c)
+/* Reads and handles one message: 1, or 0 when there was none (or the
+ * connection ended). */
+static int read_one(struct fdrd_server *s, struct fdrd_client *c)
 {
     int fds[FDR_PROTO_FDS_MAX], nfds = 0;
     long n = fdr__proto_recv(c->fd, s->rx, sizeof s->rx, fds, &nfds, FDR_PROTO_FDS_MAX);
     if (n == -EAGAIN)
-        return;
+        return 0;
     if (n == 0 || n == -ECONNRESET) {
         c->dead = 1; /* hung up: an ordinary end */
-        return;
+        return 0;
     }
+    c->bad = 1; /* until the message passes */
     if (n < 0) {
         fdrd_log("client %lu (pid %ld): bad message (%s); dropped", c->id, (long)c->pid,
                  n == -EMSGSIZE  ? "longer than 64 KiB"
                  : n == -EBADMSG ? "unexpected control data or fds"
                                  : strerror((int)-n));
         c->dead = 1;
-        return;
+        return 0;
     }
     char why[200];
     if (fdr__proto_check(s->rx, (size_t)n, nfds, why, sizeof why) < 0) {
@@ -194,15 +204,20 @@ static void read_one(struct fdrd_server *s, struct fdrd_client *c)
         fdrd_log("client %lu (pid %ld): bad message (%s); dropped", c->id, (long)c->pid,
                  why);
         c->dead = 1;
-        return;
+        return 0;
     }
-    /* Only CLASSES carries an fd (fdr__proto_check let through only
-     * types whose count matched): any other is closed all the same. */
+    c->bad = 0;
+    /* Only CLASSES and OWN_RING carry an fd (fdr__proto_check let through
+     * only types whose count matched): any other is closed all the same. */
     const struct fdr__msg_hdr *h = (const void *)s->rx;
+    if (h->type == FDR__MSG_OWN_RING && nfds == 1) {
+        fdrd_collect_own_ring(c, (const void *)s->rx, fds[0]);
+        return 1;
+    }
     if (h->type == FDR__MSG_CLASSES && nfds == 1) {
         if (fdrd_collect_classes(s, c, (const void *)s->rx, fds[0]) < 0) {
-            c->dead = 1;
-            return;
+            c->bad = c->dead = 1;
+            return 0;
         }
         /* After the routes of the started traces: the process then knows
          * it has them all (libfdr's registration window, buffer.h). */
@@ -210,11 +225,12 @@ static void read_one(struct fdrd_server *s, struct fdrd_client *c)
         memset(&r, 0, sizeof r);
         fdr__proto_init(&r, sizeof r, FDR__MSG_REPLY, h->seq);
         fdrd_server_send(s, c, &r, sizeof r);
-        return;
+        return 1;
     }
     fdr__proto_close_fds(fds, nfds);
     if (fdrd_dispatch(s, c, s->rx, (size_t)n) < 0)
-        c->dead = 1;
+        c->bad = c->dead = 1;
+    return 1;
 }
 
 int fdrd_server_run(struct fdrd_server *s)

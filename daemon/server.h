@@ -32,6 +32,7 @@ struct fdrd_client {
     struct fdrd_outmsg *out_head, *out_tail; /* replies the socket did not take yet */
     size_t out_bytes;
     int dead;                     /* drop at the end of this loop turn */
+    int bad;                      /* it broke the protocol: read nothing more */
     struct fdrd_collect *col;     /* its class table and routes (collect.c); NULL
                                      until it sends CLASSES: idle clients stay small */
     struct fdr__msg_state *state; /* the last STATE it sent (malloc'd), or NULL */

@@ -47,8 +47,11 @@
 #include <unistd.h>
 
 #include "bufdir.h"
+#include "common/pathwalk.h"
 #include "common/pattern.h"
 #include "common/tracedir.h"
+
+static uint32_t last_id; /* trace ids are never reused while fdrd runs */
 
 static struct fdrd_trace *find(struct fdrd_traces *ts, const char *name, unsigned *index)
 {
@@ -184,7 +187,15 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
                  m->outdir);
         return EINVAL;
     }
-    static uint32_t last_id;
+    if (m->outdir[0]) { /* refused now, in one line, rather than at the first event */
+        char at[FDR_PROTO_PATH_CAP];
+        int w = fdr__pathwalk_check(m->outdir, at, sizeof at);
+        if (w < 0) {
+            snprintf(msg, cap, "output directory %.150s: %.150s: %s", m->outdir, at,
+                     fdr__pathwalk_strerror(-w));
+            return -w;
+        }
+    }
     struct fdrd_trace *t = calloc(1, sizeof *t);
     if (!t) {
         snprintf(msg, cap, "out of memory");
@@ -393,6 +404,18 @@ void fdrd_traces_free(struct fdrd_traces *ts)
     for (unsigned i = 0; i < ts->n; i++)
         trace_free(ts->t[i]);
     ts->n = 0;
+}
+
+void fdrd_traces_keep_id(struct fdrd_traces *ts, struct fdrd_trace *t, uint32_t id)
+{
+    for (unsigned i = 0; i < ts->n; i++)
+        if (ts->t[i] != t && ts->t[i]->id == id)
+            return; /* taken: t keeps its new one */
+    if (id == 0)
+        return;
+    t->id = id;
+    if (id > last_id)
+        last_id = id;
 }
 
 struct fdrd_trace *fdrd_traces_find(struct fdrd_traces *ts, const char *name)

@@ -59,6 +59,10 @@ int fdrd_traces_activate(struct fdrd_traces *ts, const char *name, int active, c
                          size_t cap);
 int fdrd_traces_destroy(struct fdrd_traces *ts, const char *name, char *msg, size_t cap);
 unsigned fdrd_traces_active(const struct fdrd_traces *ts);
+/* Gives t the id it had under an fdrd that was killed (persist.c), so that
+ * the programs that held routes into it find it again; not when another
+ * trace has that id. */
+void fdrd_traces_keep_id(struct fdrd_traces *ts, struct fdrd_trace *t, uint32_t id);
 /* The trace named `name`, or NULL. */
 struct fdrd_trace *fdrd_traces_find(struct fdrd_traces *ts, const char *name);
 void fdrd_traces_free(struct fdrd_traces *ts);

@@ -1,21 +1,34 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # deps.sh - installs, from Debian's packages, what a step needs and is missing.
-#   scripts/deps.sh build   compilers and build tools, libmicrohttpd, and
-#                           uPlot for fdr scope's page (npm ci in web/)
+#   scripts/deps.sh build   compilers and build tools, libmicrohttpd, python3
+#                           (the man pages, dist/man.py), and uPlot for fdr
+#                           scope's page (npm ci in web/)
 #   scripts/deps.sh demo    build + babeltrace2 (to print the demo trace)
 #   scripts/deps.sh test    build + everything the test suite uses (with
-#                           chromium and web/'s devDependencies: playwright-core)
+#                           chromium and web/'s devDependencies: playwright-core;
+#                           man-db, bash-completion, systemd and Debian's
+#                           packaging tools for tests/dist) and the cross
+#                           stage's (cross)
+#   scripts/deps.sh cross   build + Debian's cross compilers for aarch64,
+#                           armhf, i686, riscv64, s390x, qemu-user and musl
+#                           (scripts/cross.sh, docs/portability.md)
 # Runs apt-get only when something is missing; needs root for that.
 set -eu
-build="gcc g++ make cmake pkg-config libmicrohttpd-dev"
+build="gcc g++ make cmake pkg-config libmicrohttpd-dev python3"
 demo="$build babeltrace2"
-test="$demo python3 python3-bt2 python3-protobuf protobuf-compiler libbabeltrace2-dev libcmocka-dev clang libclang-rt-14-dev binutils file lttng-tools liblttng-ust-dev python3-barectf chromium"
+cross="$build python3 python3-bt2 babeltrace2 qemu-user musl-tools strace"
+for t in aarch64-linux-gnu:arm64 arm-linux-gnueabihf:armhf i686-linux-gnu:i386 \
+    riscv64-linux-gnu:riscv64 s390x-linux-gnu:s390x; do
+    cross="$cross gcc-${t%%:*} libc6-dev-${t##*:}-cross"
+done
+test="$cross $demo python3 python3-bt2 python3-protobuf protobuf-compiler libbabeltrace2-dev libcmocka-dev clang libclang-rt-14-dev binutils file lttng-tools liblttng-ust-dev python3-barectf chromium man-db bash-completion systemd debhelper dpkg-dev lintian"
 case "${1:-}" in
 build) want=$build ;;
 demo) want=$demo ;;
 test) want=$test ;;
-*) echo "usage: scripts/deps.sh build|demo|test" >&2; exit 2 ;;
+cross) want=$cross ;;
+*) echo "usage: scripts/deps.sh build|demo|test|cross" >&2; exit 2 ;;
 esac
 missing=""
 for p in $want; do

@@ -11,7 +11,9 @@
 #   scripts/disasm-hotpath.py --counts OTHER/include     (compare another tree)
 #
 # Both first check on the code that the disabled event is one load and one
-# branch and that the enabled common path has no lock, xchg, fence or call.
+# branch and that the enabled common path has no lock, xchg, fence or call;
+# and that a scoped span (fdr/span.h), off, is one load and one branch too,
+# and has no lock, xchg or fence anywhere.
 # --check regenerates and compares; it exits 77 (skipped) when the compiler
 # is not the one the document was made with (the code would differ), 1 with
 # a diff when the document is stale. Needs the compiler and objdump.
@@ -28,6 +30,11 @@ SOURCE = """#include <fdr/fdr.h>
 void hot(int a, int b);
 void hot(int a, int b) { fdr_trace(bench, two_ints, "a=%d b=%d", a, b); }
 """
+# A scoped span of one int (fdr/span.h): its begin and its end, both events.
+SPAN_SOURCE = """#include <fdr/fdr.h>
+void hot(int a);
+void hot(int a) { fdr_span(bench, span, "a=%d", a); }
+"""
 FLAGS = ["-O2", "-fno-pic", "-fno-asynchronous-unwind-tables"]
 
 
@@ -35,11 +42,11 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
 
 
-def disassemble(cc, include):
+def disassemble(cc, include, source=SOURCE):
     with tempfile.TemporaryDirectory() as d:
         src, obj = os.path.join(d, "hot.c"), os.path.join(d, "hot.o")
         with open(src, "w") as f:
-            f.write(SOURCE)
+            f.write(source)
         run([cc, *FLAGS, "-I", include, "-c", src, "-o", obj])
         out = run(["objdump", "-d", "-r", "--no-show-raw-insn", "-M", "intel", obj])
     body, inside = [], False
@@ -166,10 +173,30 @@ def document(cc, include=os.path.join(TOP, "include")):
     w("")
     w("Whole function (slow-path calls out of line):")
     w("")
+    code = lambda ins: ["```"] + ["%4x  %s" % (a, t) for a, t in ins] + ["```"]
+    out.extend(code(insns))
+    span = disassemble(cc, include, SPAN_SOURCE)
+    c = counts(walk(span, span[0][0], False))
+    w("")
+    w("## A scoped span")
+    w("")
+    w("```c")
+    w(SPAN_SOURCE.rstrip())
     w("```")
-    for a, t in insns:
-        w("%4x  %s" % (a, t))
-    w("```")
+    w("")
+    w("| path | instructions | loads | stores | branches |")
+    w("|---|---|---|---|---|")
+    w("| disabled (state 0) | %d | %d | %d | %d |" % (c["instructions"], c["loads"],
+                                                    c["stores"], c["branches"]))
+    w("")
+    w("Off, a span is an off event: the end tests nothing more (the begin's")
+    w("depth, 0, is known at compile time on that path). On, it is the begin")
+    w("event (a u16 depth before the fields), the push on the thread's span")
+    w("stack (load the depth, store it and the class id), then the end event")
+    w("(a u16) and the pop; `fdr-bench-spans` (bench/spans.c) times it against")
+    w("two plain events. Whole function:")
+    w("")
+    out.extend(code(span))
     return "\n".join(out) + "\n"
 
 
@@ -187,6 +214,17 @@ def properties(cc):
         if (op in ("lock", "mfence", "lfence", "sfence", "call") or op.startswith("cmpxchg")
                 or op.startswith("xadd") or (op == "xchg" and "ax,ax" not in t)):
             return "the enabled path has `%s` at %x" % (t, a)
+    span = disassemble(cc, os.path.join(TOP, "include"), SPAN_SOURCE)
+    off = walk(span, span[0][0], False)
+    c = counts(off)
+    if c["loads"] != 1 or c["branches"] != 1 or any(k == "call" for _, _, k in off):
+        return "the disabled span is %d loads and %d branches (and no call), not 1 and 1" % (
+            c["loads"], c["branches"])
+    for a, t in span:
+        op = t.split()[0]
+        if (op in ("lock", "mfence", "lfence", "sfence") or op.startswith("cmpxchg")
+                or op.startswith("xadd") or (op == "xchg" and "ax,ax" not in t)):
+            return "the span has `%s` at %x" % (t, a)
     return None
 
 

@@ -3,7 +3,8 @@
 """mutants.py - break the code on purpose, one small change at a time, and
 check that the test suite notices (`make mutants`; tests/README.md).
 
-    scripts/mutants.py [--list | --check] [--bound SECONDS] [--dir SCRATCH] [NAME...]
+    scripts/mutants.py [--list | --check] [--listed] [--bound SECONDS] [--dir SCRATCH]
+                       [--results FILE] [NAME...]
 
 Each mutant of tests/mutants/mutants.txt names what it breaks, a file, an
 exact snippet of its text and the replacement, and the tests most likely
@@ -14,20 +15,41 @@ builds stay incremental), built once in the normal configuration
 and then the rest of the suite (ctest -j2 --stop-on-failure), restore.
 
 A mutant is
-    killed          a test failed (not by its timeout)
-    survived        every test passed
-    timeout         only timeouts (a test's TIMEOUT, or SECONDS for the
-                    whole mutant): not a kill, a test that hangs catches
-                    nothing quickly
-    does not apply  its snippet is not in the file, or is there twice
-    does not build  the change does not compile
-The last four are failures: the exit status is 1 unless every mutant was
-killed. NAME selects mutants by a part of their name.
+    killed            a test failed by an assertion (not by its timeout,
+                      not by skipping: exit 77, ctest's "Skipped", and a
+                      test that did not run are never kills)
+    survived          every test that ran passed
+    survived (bound)  its listed tests passed and the rest of the suite
+                      was cut by SECONDS before any test failed: nothing
+                      caught it in the time given (raise --bound)
+    timeout           only timeouts (a test's TIMEOUT): not a kill, a
+                      test that hangs catches nothing quickly
+    does not apply    its snippet is not in the file, or is there twice
+    does not build    the change does not compile
+All but "killed" are failures: the exit status is 1 unless every mutant
+was killed. The summary lists the survivors first, then the score. NAME
+selects mutants by a part of their name. After each mutant, a process of
+the scratch build still running (a failed test's fdrd -d, ...) is named
+on its line and killed (tests/lib/leftovers.py), and the summary counts
+them: a mutants run leaves nothing running either.
+
+Without --bound, the unchanged tree's whole suite is run once first: it
+must pass (a test that fails unmutated would kill every mutant), and its
+time, x1.5 plus a minute for the rebuild, is the bound per mutant.
 
 A mutant of a tool that makes a test program fail to build (fdr-gen
 rejecting a line the program uses) is run anyway when every target that
 fails is under tests/: the rest is built (make -k), and a test whose
 program is missing ("Not Run") is not counted as a kill.
+
+--listed runs each mutant's listed tests only, not the rest of the suite
+(the per-mutant form, when the whole suite per mutant does not fit the
+time): a mutant they do not kill is "survived", the unchanged suite is
+not run first, and the bound defaults to 1800 s per mutant. Each
+mutant's ctest output is kept in SCRATCH/logs/, so that a kill can be
+read (which assertion). --results FILE also writes the per-mutant lines
+(in the list's order), the score, the run's date, command and time to
+FILE (tests/mutants/results.txt holds the last full run's).
 
 --check only checks that every mutant applies to the tree as it is (its
 snippet occurs exactly once in its file), builds nothing, and exits 1
@@ -123,31 +145,49 @@ RESULT = re.compile(r"Test\s+#\d+: (\S+) \.*\s*(\S.*?)\s+[\d.]+ sec")
 
 def ctest(build, select, bound, log):
     """Runs the tests ctest selects (stop at the first failure); returns
-    ("killed", test) / ("timeout", tests) / ("passed", None). A test that
-    timed out, or whose program was not built ("Not Run"), is left out and
-    the rest run again."""
+    ("killed", test) / ("timeout", tests) / ("bound", tests) /
+    ("passed", None). A test that timed out, was skipped (exit 77) or whose
+    program was not built ("Not Run") is never a kill: it is left out and
+    the rest run again. "bound": the time ran out before any test failed."""
     timed_out, not_run = [], []
     t0 = time.time()
     while True:
         left = bound - (time.time() - t0)
         if left <= 0:
-            return "timeout", timed_out or ["(bound)"]
+            return "bound", timed_out
         out = timed_out + not_run
         excl = ["-E", "^(%s)$" % "|".join(map(re.escape, out))] if out else []
-        rc, text = run(["ctest", "--test-dir", build, "-j2", "--stop-on-failure"] + select + excl,
+        rc, text = run(["ctest", "--test-dir", build, "-j2", "--stop-on-failure",
+                        "--output-on-failure"] + select + excl,
                        left, log)
-        if rc is None:
-            return "timeout", timed_out + ["(bound)"]
-        failed = [(n, s) for n, s in RESULT.findall(text) if s != "Passed"]
-        if not failed:
-            if rc != 0 and "No tests were found" not in text:
-                return "killed", "ctest exit %d" % rc
-            return ("timeout", timed_out) if timed_out else ("passed", None)
-        real = [n for n, s in failed if "Timeout" not in s and "Not Run" not in s]
+        results = RESULT.findall(text)
+        failed = [(n, s) for n, s in results if s != "Passed"]
+        skipped = [n for n, s in failed if "Skipped" in s or "Not Run" in s]
+        real = [n for n, s in failed if "Timeout" not in s and n not in skipped]
+        # A test that failed before the bound cut the run is a kill: ctest
+        # waits for the tests still running (-j2) before it stops, and one
+        # of them may be a long one (disk-kill) that the bound then cuts.
         if real:
             return "killed", real[0]
+        if rc is None:
+            return "bound", timed_out
+        if not failed:
+            # a failure ctest did not list per test (a crash of ctest
+            # itself, a test it could not start) is no assertion either
+            if rc != 0 and "No tests were found" not in text:
+                return "error", "ctest exit %d without a failed test" % rc
+            return ("timeout", timed_out) if timed_out else ("passed", None)
         timed_out += [n for n, s in failed if "Timeout" in s]
-        not_run += [n for n, s in failed if "Not Run" in s]
+        not_run += skipped
+
+
+def leftovers(build):
+    """The processes of build still running (tests/lib/leftovers.py: its
+    grace period, then each one named and killed)."""
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "lib", "leftovers.py"),
+                        build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return [l.split(": ", 2)[2] for l in p.stdout.splitlines()
+            if l.startswith("leftovers: still running after the suite: ")]
 
 
 def failed_targets(build, bound, log):
@@ -187,8 +227,13 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the mutants and stop")
     ap.add_argument("--check", action="store_true",
                     help="only check that every mutant applies (exit 1 if one does not)")
-    ap.add_argument("--bound", type=float, default=600, help="seconds per mutant")
+    ap.add_argument("--bound", type=float, default=None,
+                    help="seconds per mutant (default: the unchanged suite's time x1.5 + 60)")
     ap.add_argument("--dir", default=os.path.join(ROOT, "build-mutants"))
+    ap.add_argument("--listed", action="store_true",
+                    help="run each mutant's listed tests only (default bound 1800 s)")
+    ap.add_argument("--results", default=None,
+                    help="also write the lines, score, date and time to this file")
     a = ap.parse_args()
     mutants = [m for m in parse(LIST) if not a.names or any(n in m.name for n in a.names)]
     if a.list:
@@ -209,9 +254,23 @@ def main():
         if rc != 0:
             sys.stdout.write(text[-3000:])
             sys.exit("mutants: the unchanged tree does not build (%s)" % " ".join(step))
-    print("mutants: %d, tree built in %.0f s" % (len(mutants), time.time() - t_start))
-    results = []
-    for m in mutants:
+    print("mutants: %d, tree built in %.0f s" % (len(mutants), time.time() - t_start), flush=True)
+    if a.bound is None and a.listed:
+        a.bound = 1800
+    if a.bound is None:
+        t0 = time.time()
+        what, detail = ctest(build, [], 7200, log)
+        if what != "passed":
+            sys.exit("mutants: the unchanged tree's suite does not pass (%s: %s); fix that first"
+                     % (what, detail))
+        a.bound = 1.5 * (time.time() - t0) + 60
+        print("mutants: the unchanged suite passes in %.0f s: bound %.0f s per mutant"
+              % (time.time() - t0, a.bound), flush=True)
+    results, lines, n_left = [], [], 0
+    logs = os.path.join(a.dir, "logs")
+    os.makedirs(logs, exist_ok=True)
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    for k, m in enumerate(mutants):
         t0 = time.time()
         path = os.path.join(src, m.file)
         old, new = "\n".join(m.old), "\n".join(m.new)
@@ -230,7 +289,10 @@ def main():
                 note = None
                 if rc != 0:
                     paths = failed_targets(build, a.bound, log)
-                    if all(p.startswith("tests/") for p in paths):
+                    # Stale test programs still run the unmutated copy of
+                    # an inline function of a public header: not a test.
+                    if all(p.startswith("tests/") for p in paths) and \
+                            not m.file.startswith("include/"):
                         rc, note = 0, "(test programs do not build: %s)" % " ".join(paths)
                 if rc != 0:
                     errs = [l for l in text.splitlines() if "error" in l]
@@ -239,9 +301,13 @@ def main():
                     left = a.bound - (time.time() - t0)
                     first = ["-R", "^(%s)$" % "|".join(map(re.escape, m.tests))]
                     what, detail = ctest(build, first, left, log) if m.tests else ("passed", None)
-                    if what == "passed":
+                    if what == "passed" and not a.listed:
                         rest = ["-E", first[1]] if m.tests else []
                         what, detail = ctest(build, rest, a.bound - (time.time() - t0), log)
+                        if what == "bound":
+                            what = "survived (bound)"
+                    if what == "bound":
+                        what = "timeout"
                     if note:
                         detail = "%s %s" % (", ".join(detail) if isinstance(detail, list)
                                             else detail or "", note)
@@ -249,20 +315,43 @@ def main():
                 with open(path, "w") as f:
                     f.write(orig)
         what = "survived" if what == "passed" else what
+        if os.path.exists(log):
+            shutil.copyfile(log, os.path.join(
+                logs, "%03d-%s.txt" % (k + 1, re.sub(r"[^A-Za-z0-9]+", "-", m.name)[:60])))
         if isinstance(detail, list):
             detail = ", ".join(detail)
+        # Nothing a test started may outlive the mutant's run (a failed
+        # test may leave its fdrd -d): named, killed, and counted.
+        left = leftovers(build)
+        if left:
+            n_left += len(left)
+            detail = "%s (left running, killed: %s)" % (detail or "", "; ".join(left))
         results.append(what)
-        print("%-14s %-45s %4.0f s  %s" % (what, m.name, time.time() - t0, detail or ""),
-              flush=True)
+        line = "%-16s %-45s %4.0f s  %s" % (what, m.name, time.time() - t0, detail or "")
+        lines.append((what != "survived" and what != "survived (bound)", line))
+        print(line, flush=True)
     # The last mutant's file is restored: rebuild, so the scratch build is
     # the unchanged tree again for the next run.
     run(["cmake", "--build", build, "-j2"], 3600, log)
     killed = results.count("killed")
-    print("score: %d/%d killed (%.0f%%), %d survived, %d timeout, %d not applied/built; %.0f s"
-          % (killed, len(results), 100.0 * killed / len(results), results.count("survived"),
-             results.count("timeout"),
-             results.count("does not apply") + results.count("does not build"),
-             time.time() - t_start))
+    summary = ["", "summary (survivors first):"] + [l for _, l in sorted(lines, key=lambda x: x[0])]
+    summary.append("score: %d/%d killed (%.0f%%), %d survived, %d survived (bound), %d timeout, "
+                   "%d not applied/built, %d errors; %.0f s"
+                   % (killed, len(results), 100.0 * killed / len(results),
+                      results.count("survived"), results.count("survived (bound)"),
+                      results.count("timeout"),
+                      results.count("does not apply") + results.count("does not build"),
+                      results.count("error"), time.time() - t_start))
+    summary.append("left running after a mutant's tests (killed): %d process(es)" % n_left)
+    print("\n".join(summary))
+    if a.results:
+        with open(a.results, "w") as f:
+            f.write("# scripts/mutants.py %s\n# started %s, %.0f s, %s, load %.1f at the end\n"
+                    % (" ".join(sys.argv[1:]), started, time.time() - t_start,
+                       "listed tests only" if a.listed else "listed tests, then the suite",
+                       os.getloadavg()[0]))
+            f.write("\n".join(l for _, l in lines) + "\n" + "\n".join(summary[2 + len(lines):])
+                    + "\n")
     return 0 if killed == len(results) else 1
 
 

@@ -5,8 +5,12 @@
 #   2. ASan + UBSan build (gcc)
 #   3. TSan build (gcc)
 #   4. clang build with the libFuzzer targets, each fuzzed for a bounded time
+#   5. cross: scripts/cross.sh, aarch64, armhf, s390x and riscv64
+#      cross-built and their core tests run under qemu-user (i686 a smoke
+#      set), musl built and its core tests run natively, libfdr and fdr-gen
+#      alone with musl (each target counts as one test; docs/portability.md)
 # Each build has its own directory under build-test/. Ends with one line
-# "test: N passed, N skipped, N failed" (a skipped test is not a pass). FDR_TEST_ONLY=normal|asan|tsan|fuzz runs one.
+# "test: N passed, N skipped, N failed" (a skipped test is not a pass). FDR_TEST_ONLY=normal|asan|tsan|fuzz|cross runs one.
 set -u
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -70,5 +74,27 @@ run asan -DCMAKE_BUILD_TYPE=Debug -DFDR_SANITIZE=address,undefined -DFDR_BENCH=O
 run tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFDR_SANITIZE=thread -DFDR_BENCH=OFF
 run fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DFDR_FUZZ=ON \
     -DFDR_BENCH=OFF -- -R fuzz
+if [ -z "${FDR_TEST_ONLY:-}" ] || [ "$FDR_TEST_ONLY" = cross ]; then
+    echo "=== cross: scripts/cross.sh"
+    t0=$(date +%s)
+    scripts/cross.sh >build-test/cross.out 2>&1
+    grep -E "^cross: " build-test/cross.out
+    line=$(grep -E "^cross: [0-9]+ passed, [0-9]+ failed" build-test/cross.out | tail -n 1)
+    if [ -z "$line" ]; then
+        tail -n 40 build-test/cross.out
+        failed=$((failed + 1))
+        status=1
+    else
+        p=$(echo "$line" | sed -E 's/cross: ([0-9]+) passed.*/\1/')
+        f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed/\1/')
+        passed=$((passed + p))
+        failed=$((failed + f))
+        if [ "$f" != 0 ]; then
+            status=1
+            cat build-test/cross.out | head -n 200
+        fi
+    fi
+    echo "=== cross: $(($(date +%s) - t0)) s"
+fi
 echo "test: $passed passed, $skipped skipped, $failed failed"
 exit $status

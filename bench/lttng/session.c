@@ -18,6 +18,7 @@
  *   4. stop (flushes), read the channel statistics (discarded events),
  *      destroy, and SIGTERM the session daemon if we started it.
  */
+#define _DEFAULT_SOURCE /* wait4 */
 #define _POSIX_C_SOURCE 200809L
 #include "lttng/session.h"
 
@@ -27,9 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+struct rusage bench_last_rusage;
 
 int bench_run_cmd(const char *const argv[], char *out, size_t outsz)
 {
@@ -52,6 +56,7 @@ int bench_run_cmd(const char *const argv[], char *out, size_t outsz)
         close(fds[0]);
         close(fds[1]);
         execvp(argv[0], (char *const *)argv);
+        dprintf(1, "cannot run %s: %s\n", argv[0], strerror(errno)); /* the why */
         _exit(127);
     }
     close(fds[1]);
@@ -76,7 +81,7 @@ int bench_run_cmd(const char *const argv[], char *out, size_t outsz)
     if (out != NULL && outsz > 0)
         out[len] = '\0';
     int status;
-    while (waitpid(pid, &status, 0) < 0)
+    while (wait4(pid, &status, 0, &bench_last_rusage) < 0)
         if (errno != EINTR)
             return -errno;
     if (WIFEXITED(status))

@@ -11,6 +11,7 @@
 #define FDR_BENCH_LTTNG_SESSION_H
 
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 typedef struct bench_lttng_session {
@@ -35,6 +36,11 @@ typedef struct bench_lttng_session {
  * or a negative errno when it could not run or died from a signal.
  */
 int bench_run_cmd(const char *const argv[], char *out, size_t outsz);
+
+/* What the last command bench_run_cmd ran used (wait4): its page faults
+ * and CPU time, which a busy machine's load does not change as it changes
+ * wall times (bench/sections.c, start-up). */
+extern struct rusage bench_last_rusage;
 
 /*
  * Starts the session daemon if needed, then creates, configures and starts

@@ -11,6 +11,7 @@
 #include "fdr/version.h"
 
 #include "fdr/trace.h"
+#include "fdr/span.h"
 /* Outside the #ifndef below: with FDR_DISABLE its macros are constants. */
 #include "fdr/tunable.h"
 #ifndef FDR_DISABLE

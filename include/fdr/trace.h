@@ -72,58 +72,68 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
     static struct fdr__site *const fdr__site_ptr_                                        \
         __attribute__((section("fdr_sites"), used)) = &(site)
 
+/* Records the event of `site` (a struct fdr__site *), whose state `st` the
+ * caller just loaded, with the fields __VA_ARGS__: evaluated, sized and
+ * stored only when st != 0. Shared by fdr_trace and fdr/span.h. */
+#define FDR__RECORD(site, st, ...)                                                       \
+    if (__builtin_expect((st) != 0, 0)) {                                                \
+        char *fdr__p, *fdr__tl, *fdr__tl_slow;                                           \
+        int fdr__go;                                                                     \
+        FDR__EACH(FDR__BIND_ITEM, __VA_ARGS__)                                           \
+        fdr__go = fdr__reserve((site), (st), 0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__),   \
+                               &fdr__p, &fdr__tl);                                       \
+        if (__builtin_expect(fdr__go > 0, 1)) {                                          \
+            FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                        \
+            if (__builtin_expect((st)&FDR__S_MULTI, 0))                                  \
+                fdr__commit_multi((site), fdr__p, fdr__tl);                              \
+            else                                                                         \
+                fdr__commit(fdr__p, fdr__tl);                                            \
+        } else if ((fdr__p = fdr__reserve_slow(                                          \
+                        (site),                                                          \
+                        fdr__go ? (size_t)-1 : 0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__), \
+                        &fdr__tl_slow)) != NULL) {                                       \
+            FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                        \
+            fdr__commit_slow(fdr__p, fdr__tl_slow);                                      \
+        }                                                                                \
+    }
+
 #define FDR__TRACE(prov, ev, fnames, fmt, ...)                                           \
     FDR__TRACE_CAT(prov, ev, fnames, 0, fmt, __VA_ARGS__)
+/* The declarations of a call site: checks of the format and the
+ * arguments (never evaluated here), the static struct fdr__site fdr__site_
+ * and its entry in the fdr_sites section. */
+#define FDR__SITE_DECL(prov, ev, fnames, cat, fmt, ...)                                  \
+    /* First, so that a variable format reads this and not only the                      \
+     * syntax error of "" fmt below; "- 0" copes with an empty fmt. */                   \
+    FDR__STATIC_ASSERT(__builtin_constant_p((fmt - 0)),                                  \
+                       "fdr_trace: the format must be a string literal");                \
+    FDR__STATIC_ASSERT(FDR__NARG(__VA_ARGS__) <= FDR_MAX_FIELDS,                         \
+                       "fdr_trace: at most 12 fields");                                  \
+    FDR__STATIC_ASSERT((cat) >= 0 && (cat) < 32,                                         \
+                       "fdr_trace_category: a category is 0 to 31");                     \
+    FDR__EACH(FDR__CHECK_ITEM, __VA_ARGS__)                                              \
+    static struct fdr__site fdr__site_ = {FDR__S_NEW,                                    \
+                                          FDR__SITE_TRACE,                               \
+                                          FDR__NARG(__VA_ARGS__),                        \
+                                          (cat),                                         \
+                                          0,                                             \
+                                          0,                                             \
+                                          __LINE__,                                      \
+                                          prov,                                          \
+                                          ev,                                            \
+                                          "" fmt,                                        \
+                                          fnames,                                        \
+                                          __FILE__,                                      \
+                                          FDR__TYPES(__VA_ARGS__)};                      \
+    FDR__SITE_LIST(fdr__site_);
+
 #define FDR__TRACE_CAT(prov, ev, fnames, cat, fmt, ...)                                  \
     do {                                                                                 \
-        /* First, so that a variable format reads this and not only the                  \
-         * syntax error of "" fmt below; "- 0" copes with an empty fmt. */               \
-        FDR__STATIC_ASSERT(__builtin_constant_p((fmt - 0)),                              \
-                           "fdr_trace: the format must be a string literal");            \
-        FDR__STATIC_ASSERT(FDR__NARG(__VA_ARGS__) <= FDR_MAX_FIELDS,                     \
-                           "fdr_trace: at most 12 fields");                              \
-        FDR__STATIC_ASSERT((cat) >= 0 && (cat) < 32,                                     \
-                           "fdr_trace_category: a category is 0 to 31");                 \
-        FDR__EACH(FDR__CHECK_ITEM, __VA_ARGS__)                                          \
-        static struct fdr__site fdr__site_ = {FDR__S_NEW,                                \
-                                              FDR__SITE_TRACE,                           \
-                                              FDR__NARG(__VA_ARGS__),                    \
-                                              (cat),                                     \
-                                              0,                                         \
-                                              0,                                         \
-                                              __LINE__,                                  \
-                                              prov,                                      \
-                                              ev,                                        \
-                                              "" fmt,                                    \
-                                              fnames,                                    \
-                                              __FILE__,                                  \
-                                              FDR__TYPES(__VA_ARGS__)};                  \
-        FDR__SITE_LIST(fdr__site_);                                                      \
+        FDR__SITE_DECL(prov, ev, fnames, cat, fmt, __VA_ARGS__)                          \
         uint8_t fdr__st = fdr__site_state(&fdr__site_);                                  \
         /* after the declarations: -Wdeclaration-after-statement */                      \
         FDR__FORMAT_CHECK(fmt, __VA_ARGS__)                                              \
-        if (__builtin_expect(fdr__st != 0, 0)) {                                         \
-            char *fdr__p, *fdr__tl, *fdr__tl_slow;                                       \
-            int fdr__go;                                                                 \
-            FDR__EACH(FDR__BIND_ITEM, __VA_ARGS__)                                       \
-            fdr__go = fdr__reserve(&fdr__site_, fdr__st,                                 \
-                                   0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__), &fdr__p,    \
-                                   &fdr__tl);                                            \
-            if (__builtin_expect(fdr__go > 0, 1)) {                                      \
-                FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                    \
-                if (__builtin_expect(fdr__st & FDR__S_MULTI, 0))                         \
-                    fdr__commit_multi(&fdr__site_, fdr__p, fdr__tl);                     \
-                else                                                                     \
-                    fdr__commit(fdr__p, fdr__tl);                                        \
-            } else if ((fdr__p = fdr__reserve_slow(                                      \
-                            &fdr__site_,                                                 \
-                            fdr__go ? (size_t)-1                                         \
-                                    : 0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__),          \
-                            &fdr__tl_slow)) != NULL) {                                   \
-                FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                    \
-                fdr__commit_slow(fdr__p, fdr__tl_slow);                                  \
-            }                                                                            \
-        }                                                                                \
+        FDR__RECORD(&fdr__site_, fdr__st, __VA_ARGS__)                                   \
     } while (0)
 
 /* provider and event are stringified here, before any macro expansion:

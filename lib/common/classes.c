@@ -18,7 +18,7 @@ const struct fdr__class *fdr__classes_get(const struct fdr__classes *t, uint16_t
     if (c->id != id || c->nfields > FDR_MAX_FIELDS)
         return NULL;
     for (unsigned i = 0; i < c->nfields; i++)
-        if (c->types[i] == FDR__T_NONE || c->types[i] > FDR__T_BYTES)
+        if (c->types[i] == FDR__T_NONE || c->types[i] > FDR__T_LAST)
             return NULL;
     return c;
 }

@@ -18,7 +18,20 @@
 #include "fdr/internal/fastpath.h" /* FDR_MAX_FIELDS, FDR__T_* */
 
 #define FDR__MAX_CLASSES 16384
-#define FDR__SITE_RAW 2 /* class kind of raw events (provider.c) */
+#define FDR__SITE_RAW 2          /* class kind of raw events (provider.c) */
+#define FDR__T_LAST FDR__T_PTR32 /* the highest field type a class may have */
+
+/* The type a class records for a site's field type t on this machine:
+ * char and pointers as this machine has them (FDR__T_UCHAR, FDR__T_PTR32),
+ * so that readers elsewhere decode them exactly. */
+static inline uint8_t fdr__class_type(uint8_t t)
+{
+    if (t == FDR__T_CHAR && (char)-1 > 0)
+        return FDR__T_UCHAR;
+    if (t == FDR__T_PTR && sizeof(void *) == 4)
+        return FDR__T_PTR32;
+    return t;
+}
 
 struct fdr__class {
     uint16_t id;

@@ -19,6 +19,40 @@ int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body)
     return fdr__writev_full(fd, iov, 2);
 }
 
+int fdr__drain_anchor(int fd, struct fdr__buf_hdr *h, const struct fdr__pkt *first,
+                      uint64_t seq)
+{
+    struct fdr__pkt a = *first;
+    a.seq = seq;
+    a.ts_end = a.ts_begin;
+    a.discarded = 0;
+    a.content_size = sizeof a * 8;
+    int r = fdr__packet_write(fd, &a, NULL);
+    if (r < 0)
+        fdr__drain_cut(fd, h);
+    else
+        __atomic_store_n(&h->out_bytes, h->out_bytes + sizeof a, __ATOMIC_RELEASE);
+    return r;
+}
+
+/* A stream file's first packet must say 0 discarded (docs/design.md,
+ * "First-packet rule"): a reader ignores the count of the first packet, so
+ * events lost before it (writes that failed on a full disk, out_lost)
+ * would vanish. Before packet *hdr goes into an empty file with a count,
+ * an empty packet of the sequence before it, saying 0, goes first; a
+ * packet 0 (the header-only copy of a failed packet 0) says 0 itself, the
+ * count staying in out_lost for the packets after it. 0 or -errno. */
+static int first_says_zero(int fd, struct fdr__buf_hdr *h, struct fdr__pkt *hdr)
+{
+    if (h->out_bytes != 0 || hdr->discarded == 0 || h->out_lost == 0)
+        return 0; /* not after failed writes: as the writer made it */
+    if (hdr->seq == 0) {
+        hdr->discarded = 0;
+        return 0;
+    }
+    return fdr__drain_anchor(fd, h, hdr, hdr->seq - 1);
+}
+
 void fdr__drain_cut(int fd, const struct fdr__buf_hdr *h)
 {
     off_t at = (off_t)__atomic_load_n(&h->out_bytes, __ATOMIC_RELAXED);
@@ -40,44 +74,29 @@ static uint64_t count_events(const char *pkt, uint64_t bytes,
     return n;
 }
 
-int fdr__drain_sane(const char *slot, const struct fdr__pkt *hdr,
-                    const struct fdr__classes *t, uint64_t *last)
-{
-    if (hdr->ts_begin < *last || hdr->ts_end < hdr->ts_begin)
-        return -EINVAL;
-    struct fdr__iter it;
-    struct fdr__event ev;
-    uint64_t prev = hdr->ts_begin;
-    int r;
-    fdr__iter_init(&it, slot, hdr->content_size / 8, t);
-    while ((r = fdr__iter_next(&it, &ev)) > 0) {
-        if (ev.ts < prev || ev.ts > hdr->ts_end)
-            return -EINVAL;
-        prev = ev.ts;
-    }
-    if (r < 0)
-        return -EINVAL;
-    *last = hdr->ts_end;
-    return 0;
-}
-
 int fdr__drain_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
-                      uint64_t seq, const struct fdr__classes *classes, uint64_t *grown)
+                      uint64_t seq, const struct fdr__classes *classes,
+                      struct fdr__stream_state *st, uint64_t *grown)
 {
-    return fdr__drain_slot(fd, h, g, seq, fdr__ring_slot(h, g, seq), classes, grown);
+    return fdr__drain_slot(fd, h, g, seq, fdr__ring_slot(h, g, seq), classes, st, grown);
 }
 
 int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                     uint64_t seq, const char *slot, const struct fdr__classes *classes,
-                    uint64_t *grown)
+                    struct fdr__stream_state *st, uint64_t *grown)
 {
     struct fdr__pkt hdr, orig;
-    if (fdr__pkt_check(slot, g, seq, &orig) < 0)
+    *grown = 0;
+    if (!slot || fdr__pkt_check(slot, g, seq, &orig) < 0 ||
+        orig.discarded + h->out_lost >= FDR__TS_LIMIT ||
+        fdr__packet_valid(slot, &orig, classes, st) < 0)
         return 1;
     hdr = orig;
     uint64_t lost = h->out_lost;
     hdr.discarded += lost;
-    int r = fdr__packet_write(fd, &hdr, slot + sizeof hdr);
+    int r = first_says_zero(fd, h, &hdr);
+    if (r == 0)
+        r = fdr__packet_write(fd, &hdr, slot + sizeof hdr);
     if (r == 0) {
         *grown = hdr.packet_size / 8;
         h->out_reported = hdr.discarded;
@@ -90,12 +109,26 @@ int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom 
     hdr = orig;
     hdr.discarded += lost;
     hdr.content_size = sizeof hdr * 8;
-    if (fdr__packet_write(fd, &hdr, NULL) == 0) {
+    if (first_says_zero(fd, h, &hdr) == 0 && fdr__packet_write(fd, &hdr, NULL) == 0) {
         *grown = sizeof hdr;
         h->out_reported = hdr.discarded;
     } else
         fdr__drain_cut(fd, h);
     return r;
+}
+
+void (*fdr__drain_checked_hook)(void);
+
+void fdr__packet_copy(char *dst, const char *slot, uint32_t packet_size)
+{
+    struct fdr__pkt hdr;
+    memcpy(&hdr, slot, sizeof hdr);
+    memcpy(dst, &hdr, sizeof hdr);
+    uint64_t bytes = hdr.content_size / 8;
+    if (bytes > packet_size)
+        bytes = packet_size;
+    if (bytes > sizeof hdr)
+        memcpy(dst + sizeof hdr, slot + sizeof hdr, (size_t)bytes - sizeof hdr);
 }
 
 unsigned fdr__drain_batch(uint64_t n_packets, uint64_t waiting)
@@ -110,17 +143,21 @@ unsigned fdr__drain_batch(uint64_t n_packets, uint64_t waiting)
 
 int fdr__drain_packets(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
                        uint64_t seq, unsigned n, const char *const slot[],
+                       const struct fdr__classes *classes, struct fdr__stream_state *st,
                        uint64_t grown[])
 {
     struct fdr__pkt hdr[FDR__DRAIN_BATCH];
     struct iovec iov[2 * FDR__DRAIN_BATCH];
     int niov = 0, corrupt = 0;
     uint64_t reported = h->out_reported;
+    struct fdr__stream_state before = *st;
     if (n > FDR__DRAIN_BATCH)
         n = FDR__DRAIN_BATCH;
     for (unsigned i = 0; i < n; i++) {
         grown[i] = 0;
-        if (!slot[i] || fdr__pkt_check(slot[i], g, seq + i, &hdr[i]) < 0) {
+        if (!slot[i] || fdr__pkt_check(slot[i], g, seq + i, &hdr[i]) < 0 ||
+            hdr[i].discarded + h->out_lost >= FDR__TS_LIMIT ||
+            fdr__packet_valid(slot[i], &hdr[i], classes, st) < 0) {
             corrupt++;
             continue;
         }
@@ -129,17 +166,26 @@ int fdr__drain_packets(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_ge
         uint64_t bytes = hdr[i].content_size / 8;
         hdr[i].discarded += h->out_lost;
         hdr[i].packet_size = hdr[i].content_size;
+        if (niov == 0 && first_says_zero(fd, h, &hdr[i]) < 0) {
+            for (unsigned k = 0; k < n; k++)
+                grown[k] = 0;
+            return -EIO;
+        }
         iov[niov++] = (struct iovec){&hdr[i], sizeof hdr[i]};
         iov[niov++] =
             (struct iovec){(char *)slot[i] + sizeof hdr[i], bytes - sizeof hdr[i]};
         grown[i] = bytes;
         reported = hdr[i].discarded;
     }
+    void (*hook)(void) = __atomic_load_n(&fdr__drain_checked_hook, __ATOMIC_RELAXED);
+    if (hook && niov)
+        hook(); /* tests/recorder/progs/flight-scribble-race.c: writes over the ring */
     int r = niov ? fdr__writev_full(fd, iov, niov) : 0;
     if (r < 0) {
         fdr__drain_cut(fd, h);
         for (unsigned i = 0; i < n; i++)
             grown[i] = 0;
+        *st = before; /* the caller writes them one by one */
         return r;
     }
     h->out_reported = reported;
@@ -150,61 +196,53 @@ int fdr__drain_packets(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_ge
  * (a writer that left while its ring was full, before a packet could carry
  * the count): a header-only packet after the last one reports them. */
 static int carry_only(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
-                      uint64_t produced)
+                      uint64_t produced, struct fdr__stream_state *st)
 {
     struct fdr__pkt hdr;
-    if (fdr__pkt_check(fdr__ring_slot(h, g, produced - 1), g, produced - 1, &hdr) < 0)
-        return 0;
+    if (fdr__pkt_check(fdr__ring_slot(h, g, produced - 1), g, produced - 1, &hdr) < 0 ||
+        hdr.seq + 1 != st->next_seq)
+        return 0; /* not the packet last written: its count is not the stream's */
+    hdr.ts_end = st->last_ts; /* as written, whatever its slot says now */
     uint64_t total =
         h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED) + h->out_lost;
-    if (total <= hdr.discarded + h->out_lost)
-        return 0;
+    if (total <= hdr.discarded + h->out_lost || total >= FDR__TS_LIMIT)
+        return 0; /* nothing more to say, or a count written over */
     hdr.seq = produced;
     hdr.ts_begin = hdr.ts_end;
     hdr.content_size = sizeof hdr * 8;
     hdr.discarded = total;
-    if (fdr__packet_write(fd, &hdr, NULL) < 0) {
+    if (first_says_zero(fd, h, &hdr) < 0 || fdr__packet_write(fd, &hdr, NULL) < 0) {
         fdr__drain_cut(fd, h);
         return 0;
     }
     h->out_bytes += sizeof hdr;
+    st->next_seq = hdr.seq + 1;
     return 1;
 }
 
-size_t fdr__drain_committed(const char *slot, size_t bytes,
-                            const struct fdr__classes *classes,
-                            const struct fdr__pkt *hdr, uint64_t *last)
-{
-    struct fdr__iter it;
-    struct fdr__event ev;
-    size_t good = sizeof *hdr;
-    *last = hdr->ts_begin;
-    fdr__iter_init(&it, slot, bytes, classes);
-    /* Up to the first event whose time runs backwards too: a reader
-     * stops there (only a writer that scribbled makes one). */
-    while (fdr__iter_next(&it, &ev) > 0 && ev.ts >= *last) {
-        good = (size_t)(ev.payload + ev.len - slot);
-        *last = ev.ts;
-    }
-    return good;
-}
-
 int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
-                           uint64_t produced, const struct fdr__classes *classes)
+                           uint64_t produced, const struct fdr__classes *classes,
+                           struct fdr__stream_state *st)
 {
     struct fdr__open_packet op;
     struct fdr__pkt hdr;
     int open = fdr__committed(h, g->size, &op);
     if (open == 0 && produced > 0)
-        return carry_only(fd, h, g, produced);
+        return carry_only(fd, h, g, produced, st);
     if (open != 1 || op.seq != produced ||
         op.offset != (size_t)(fdr__ring_slot(h, g, op.seq) - (const char *)h))
         return 0;
     const char *slot = (const char *)h + op.offset;
+    /* As a closed packet (fdr__packet_valid), but cut after its last good
+     * event: what follows is not committed, or was written over. */
+    uint64_t limit = fdr__stream_ts_limit(st);
     if (fdr__pkt_check(slot, g, op.seq, &hdr) < 0)
         return -1;
+    hdr.ts_end = hdr.ts_begin; /* not closed: its events say when it ends */
+    if (fdr__packet_follows(&hdr, st) < 0)
+        return -1;
     uint64_t last;
-    size_t good = fdr__drain_committed(slot, op.bytes, classes, &hdr, &last);
+    size_t good = fdr__packet_prefix(slot, op.bytes, &hdr, classes, limit - 1, &last);
     uint64_t total =
         h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED) + h->out_lost;
     int grew = 0;
@@ -212,23 +250,27 @@ int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__rin
         hdr.ts_end = last;
         hdr.content_size = (uint64_t)good * 8;
         hdr.discarded += h->out_lost;
-        if (fdr__packet_write(fd, &hdr, slot + sizeof hdr) < 0) {
+        if (first_says_zero(fd, h, &hdr) < 0 ||
+            fdr__packet_write(fd, &hdr, slot + sizeof hdr) < 0) {
             fdr__drain_cut(fd, h);
             return 0;
         }
         h->out_bytes += good;
+        fdr__stream_advance(st, &hdr);
         hdr.seq++;
         grew = 1;
     }
-    if (total > hdr.discarded && (hdr.seq > 0 || grew)) {
+    if (total > hdr.discarded && total < FDR__TS_LIMIT && (hdr.seq > 0 || grew)) {
         /* Never as the stream's first packet, which must say 0. */
         hdr.ts_begin = hdr.ts_end = last;
         hdr.content_size = sizeof hdr * 8;
         hdr.discarded = total;
-        if (fdr__packet_write(fd, &hdr, NULL) < 0)
+        if (first_says_zero(fd, h, &hdr) < 0 || fdr__packet_write(fd, &hdr, NULL) < 0)
             fdr__drain_cut(fd, h);
-        else
+        else {
             h->out_bytes += sizeof hdr;
+            st->next_seq = hdr.seq + 1;
+        }
         grew = 1;
     }
     return grew;

@@ -11,6 +11,7 @@ size_t fdr__field_size(uint8_t type, const char *p, size_t left)
     switch (type) {
     case FDR__T_BOOL:
     case FDR__T_CHAR:
+    case FDR__T_UCHAR:
     case FDR__T_I8:
     case FDR__T_U8:
         n = 1;
@@ -22,6 +23,7 @@ size_t fdr__field_size(uint8_t type, const char *p, size_t left)
     case FDR__T_I32:
     case FDR__T_U32:
     case FDR__T_F32:
+    case FDR__T_PTR32:
         n = 4;
         break;
     case FDR__T_I64:
@@ -70,6 +72,7 @@ static void decode_one(struct fdr__field *f, const char *p, size_t n)
     switch (f->type) {
     case FDR__T_BOOL:
     case FDR__T_U8:
+    case FDR__T_UCHAR:
         f->kind = f->type == FDR__T_BOOL ? FDR__FK_INT : FDR__FK_UINT;
         f->v.u = v.u8;
         if (f->kind == FDR__FK_INT)
@@ -115,6 +118,10 @@ static void decode_one(struct fdr__field *f, const char *p, size_t n)
     case FDR__T_PTR:
         f->kind = FDR__FK_PTR;
         f->v.u = v.u64;
+        break;
+    case FDR__T_PTR32:
+        f->kind = FDR__FK_PTR;
+        f->v.u = v.u32;
         break;
     case FDR__T_STR:
         f->kind = FDR__FK_STR;

@@ -12,9 +12,10 @@
  * `-`, `0`, `+`, space and `#`, a width and a precision are honoured (a
  * `*` width or precision takes the next field, as printf takes an int);
  * length modifiers (hh, h, l, ll, z, j, t, q, L, and the PRIx64 family) are
- * skipped since the field type is known. Floating point is printed with %f,
- * %e and %g semantics close to glibc's for the usual magnitudes (17
- * significant digits at most; beyond that the digits are approximate).
+ * skipped since the field type is known. Floating point is printed with
+ * %f, %e and %g as glibc prints it, correctly rounded, with integers only
+ * (the same digits on every machine), at most 40 digits after the point;
+ * %f of 1e19 or more is printed as %e.
  *
  * Payloads come from buffers and are not trusted: every read is bounded by
  * `len`, and a payload that ends early prints "<truncated>". */
@@ -130,55 +131,201 @@ static void emit_int(struct out *o, const struct spec *sp, uint64_t mag, int neg
     emit(o, &s2, prefix, b, n, 1);
 }
 
-/* Decimal digits of v (>= 0, < 1e19) with `prec` decimals, rounded. */
+/* ---- floating point, exact ------------------------------------------------
+ *
+ * A double is m * 2^e2 (m < 2^53), so its decimal expansion is finite, and
+ * printing it correctly rounded (as glibc does) needs only integers: the
+ * integer part by division of a big integer by 10^9, the fraction by
+ * multiplying it by 10 and taking the bits above the point. No floating
+ * point arithmetic, so every machine prints the same digits (with x87's
+ * excess precision, i686 printed 1/3 with %.17g as ...331 and x86-64 as
+ * ...332, glibc's being ...331). */
+
+#define PREC_MAX 40 /* most digits after the point (more: 40) */
+#define LIMBS 36    /* 32-bit limbs: 2^1024, or a fraction of 1074 bits + 4 */
+#define DIGITS (310 + PREC_MAX + 360)
+
+struct dec {
+    char d[DIGITS]; /* the digits, integer part first, '0' to '9' */
+    int n;          /* digits in d */
+    int point;      /* digits before the point (0: the integer part is 0) */
+    int sticky;     /* digits after the last one in d are not all zero */
+};
+
+/* The integer part of v = m * 2^e2 (e2 >= 0) into x->d. */
+static void int_digits(uint64_t m, int e2, struct dec *x)
+{
+    uint32_t l[LIMBS] = {0};
+    int nl = 0;
+    for (int i = 0; i < 64; i++)
+        if (m >> i & 1) {
+            int b = i + e2;
+            l[b / 32] |= 1u << (b % 32);
+            if (b / 32 + 1 > nl)
+                nl = b / 32 + 1;
+        }
+    char rev[320];
+    int n = 0;
+    while (nl > 0) {
+        uint64_t rem = 0;
+        for (int i = nl - 1; i >= 0; i--) {
+            uint64_t cur = rem << 32 | l[i];
+            l[i] = (uint32_t)(cur / 1000000000u);
+            rem = cur % 1000000000u;
+        }
+        while (nl > 0 && l[nl - 1] == 0)
+            nl--;
+        for (int k = 0; k < 9 && (nl > 0 || rem > 0); k++) {
+            rev[n++] = (char)('0' + rem % 10);
+            rem /= 10;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        x->d[i] = rev[n - 1 - i];
+    x->n = x->point = n;
+}
+
+/* The exact digits of finite v >= 0: the whole integer part, then fraction
+ * digits until there are `frac` of them and `sig` significant ones in all
+ * (or the fraction is exhausted, then zeros up to `frac`). */
+static void decimal(double v, int frac, int sig, struct dec *x)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int be = (int)(bits >> 52 & 0x7ff);
+    uint64_t m = bits & ((1ull << 52) - 1);
+    if (be)
+        m |= 1ull << 52;
+    int e2 = (be ? be : 1) - 1075;
+    x->n = x->point = x->sticky = 0;
+    uint32_t f[LIMBS] = {0};
+    int s = 0; /* the fraction is f / 2^s */
+    if (e2 >= 0)
+        int_digits(m, e2, x);
+    else {
+        s = -e2;
+        uint64_t ip = s < 64 ? m >> s : 0;
+        if (ip)
+            int_digits(ip, 0, x);
+        uint64_t fm = s < 64 ? m & ((1ull << s) - 1) : m;
+        f[0] = (uint32_t)fm;
+        f[1] = (uint32_t)(fm >> 32);
+    }
+    int nz = 0;
+    for (int i = 0; i < x->n; i++)
+        nz += x->d[i] != '0' || nz;
+    int nl = s / 32 + 2, got = 0;
+    for (;;) {
+        int any = 0;
+        for (int i = 0; i < nl; i++)
+            any |= f[i] != 0;
+        if (!any) {
+            while (got++ < frac && x->n < DIGITS)
+                x->d[x->n++] = '0';
+            return;
+        }
+        if ((got >= frac && nz >= sig) || x->n >= DIGITS) {
+            x->sticky = 1;
+            return;
+        }
+        uint64_t carry = 0;
+        for (int i = 0; i < nl; i++) {
+            uint64_t cur = (uint64_t)f[i] * 10 + carry;
+            f[i] = (uint32_t)cur;
+            carry = cur >> 32;
+        }
+        /* the digit: bits s to s + 3, then cleared */
+        int q = s / 32, r = s % 32;
+        uint32_t dig = f[q] >> r;
+        if (r)
+            dig |= f[q + 1] << (32 - r);
+        f[q] &= r ? (1u << r) - 1 : 0;
+        for (int i = q + 1; i < nl; i++)
+            f[i] = 0;
+        dig &= 15;
+        x->d[x->n++] = (char)('0' + dig);
+        got++;
+        nz += dig != 0 || nz;
+    }
+}
+
+/* Keeps d[0, keep) of d[0, n), rounded half to even by what follows (and
+ * sticky: more digits, not all zero). Returns 1 when it carried out of
+ * d[0] (then d[0, keep) are zeros and the number is 1 followed by them). */
+static int round_at(char *d, int n, int keep, int sticky)
+{
+    int next = keep < n ? d[keep] - '0' : 0;
+    int rest = sticky;
+    for (int i = keep + 1; i < n && !rest; i++)
+        rest = d[i] != '0';
+    int odd = keep > 0 && (d[keep - 1] - '0') % 2;
+    if (next < 5 || (next == 5 && !rest && !odd))
+        return 0;
+    for (int i = keep - 1; i >= 0; i--) {
+        if (d[i] != '9') {
+            d[i]++;
+            return 0;
+        }
+        d[i] = '0';
+    }
+    return 1;
+}
+
+/* v (>= 0, < 1e19) with `prec` decimals. */
 static size_t fixed(char *buf, double v, int prec)
 {
-    if (prec > 17)
-        prec = 17;
-    double scale = 1;
-    for (int i = 0; i < prec; i++)
-        scale *= 10;
-    double ip = floor(v);
-    double frac = v - ip;
-    uint64_t ipart = (uint64_t)ip;
-    uint64_t fpart = (uint64_t)floor(frac * scale + 0.5);
-    if ((double)fpart >= scale) {
-        fpart = 0;
-        ipart++;
+    struct dec x;
+    if (prec > PREC_MAX)
+        prec = PREC_MAX;
+    decimal(v, prec + 1, 0, &x);
+    int keep = x.point + prec;
+    if (round_at(x.d, x.n, keep, x.sticky)) {
+        memmove(x.d + 1, x.d, (size_t)keep);
+        x.d[0] = '1';
+        x.point++;
     }
-    size_t n = fdr__fmt_u64(buf, ipart, 10, 0);
+    size_t n = 0;
+    if (x.point == 0)
+        buf[n++] = '0';
+    memcpy(buf + n, x.d, (size_t)x.point);
+    n += (size_t)x.point;
     if (prec > 0) {
         buf[n++] = '.';
-        char f[24];
-        size_t fn = fdr__fmt_u64(f, fpart, 10, 0);
-        for (int i = (int)fn; i < prec; i++)
-            buf[n++] = '0';
-        memcpy(buf + n, f, fn);
-        n += fn;
+        memcpy(buf + n, x.d + x.point, (size_t)prec);
+        n += (size_t)prec;
     }
     buf[n] = 0;
     return n;
 }
 
-static size_t expo(char *buf, double v, int prec, int upper)
+/* v (>= 0) as d.ddde+XX with `prec` digits after the point; *exp10 is the
+ * exponent printed (%g chooses by it). */
+static size_t expo(char *buf, double v, int prec, int upper, int *exp10)
 {
-    int e = 0;
-    if (v != 0) {
-        while (v >= 10) {
-            v /= 10;
-            e++;
-        }
-        while (v < 1) {
-            v *= 10;
-            e--;
-        }
-    }
-    size_t n = fixed(buf, v, prec);
-    if (buf[0] == '1' && buf[1] == '0' && (buf[2] == '.' || buf[2] == 0)) {
-        /* rounding carried to 10.0: renormalise */
-        n = fixed(buf, v / 10, prec);
+    struct dec x;
+    if (prec > PREC_MAX)
+        prec = PREC_MAX;
+    decimal(v, 0, prec + 2, &x);
+    int f = 0;
+    while (f < x.n && x.d[f] == '0')
+        f++;
+    int e = f < x.n ? x.point - f - 1 : 0;
+    if (f == x.n)
+        f = 0; /* zero: its digits are zeros */
+    while (x.n < f + prec + 1)
+        x.d[x.n++] = '0';
+    if (round_at(x.d + f, x.n - f, prec + 1, x.sticky)) {
+        x.d[f] = '1';
         e++;
     }
+    size_t n = 0;
+    buf[n++] = x.d[f];
+    if (prec > 0) {
+        buf[n++] = '.';
+        memcpy(buf + n, x.d + f + 1, (size_t)prec);
+        n += (size_t)prec;
+    }
+    *exp10 = e;
     buf[n++] = upper ? 'E' : 'e';
     buf[n++] = e < 0 ? '-' : '+';
     if (e < 0)
@@ -210,6 +357,20 @@ static void strip_zeros(char *buf, size_t *n)
     buf[*n] = 0;
 }
 
+/* '#': the point is printed even with no digit after it. */
+static void alt_point(char *buf, size_t *n)
+{
+    if (memchr(buf, '.', *n))
+        return;
+    char *e = memchr(buf, 'e', *n);
+    if (!e)
+        e = memchr(buf, 'E', *n);
+    size_t at = e ? (size_t)(e - buf) : *n;
+    memmove(buf + at + 1, buf + at, *n - at + 1);
+    buf[at] = '.';
+    (*n)++;
+}
+
 static void emit_double(struct out *o, const struct spec *sp, double v)
 {
     char buf[64];
@@ -229,31 +390,22 @@ static void emit_double(struct out *o, const struct spec *sp, double v)
     }
     int prec = sp->prec >= 0 ? sp->prec : 6;
     char c = sp->conv;
+    int e;
     if (c == 'g' || c == 'G') {
-        int p = prec == 0 ? 1 : prec;
-        int e = 0;
-        if (v != 0) {
-            double t = v;
-            while (t >= 10) {
-                t /= 10;
-                e++;
-            }
-            while (t < 1) {
-                t *= 10;
-                e--;
-            }
-        }
-        if (e < -4 || e >= p)
-            n = expo(buf, v, p - 1, upper);
-        else
+        /* %e's exponent, after rounding to p digits, chooses (C11 7.21.6.1) */
+        int p = prec == 0 ? 1 : prec > PREC_MAX ? PREC_MAX : prec;
+        n = expo(buf, v, p - 1, upper, &e);
+        if (e >= -4 && e < p)
             n = fixed(buf, v, p - 1 - e);
         if (!sp->alt)
             strip_zeros(buf, &n);
     } else if (c == 'e' || c == 'E' || v >= 1e19) {
-        n = expo(buf, v, prec, upper);
+        n = expo(buf, v, prec, upper, &e);
     } else {
         n = fixed(buf, v, prec);
     }
+    if (sp->alt)
+        alt_point(buf, &n);
     emit(o, sp, prefix, buf, n, 1);
 }
 
@@ -326,6 +478,12 @@ static void emit_field(struct out *o, const struct spec *sp, uint8_t type, const
         }
         emit_int(o, sp, v.i8 < 0 ? (uint64_t)(-(int64_t)v.i8) : (uint64_t)v.i8, v.i8 < 0);
         return;
+    case FDR__T_UCHAR: /* plain char where it is unsigned: 200 is 200 */
+        if (sp->conv == 'c')
+            emit(o, sp, "", (const char *)&v.u8, 1, 0);
+        else
+            emit_int(o, sp, v.u8, 0);
+        return;
     case FDR__T_BOOL:
         if (sp->conv == 's') {
             emit(o, sp, "", v.u8 ? "true" : "false", v.u8 ? 4 : 5, 0);
@@ -342,12 +500,12 @@ static void emit_field(struct out *o, const struct spec *sp, uint8_t type, const
                 : type == FDR__T_I16 ? v.i16
                 : type == FDR__T_I32 ? v.i32
                                      : v.i64;
-    uint64_t u = type == FDR__T_U8    ? v.u8
-                 : type == FDR__T_U16 ? v.u16
-                 : type == FDR__T_U32 ? v.u32
-                                      : v.u64;
+    uint64_t u = type == FDR__T_U8                            ? v.u8
+                 : type == FDR__T_U16                         ? v.u16
+                 : type == FDR__T_U32 || type == FDR__T_PTR32 ? v.u32
+                                                              : v.u64;
     struct spec s2 = *sp;
-    if (type == FDR__T_PTR && s2.conv != 'x' && s2.conv != 'X')
+    if ((type == FDR__T_PTR || type == FDR__T_PTR32) && s2.conv != 'x' && s2.conv != 'X')
         s2.conv = 'p';
     if (sp->conv == 'c' && u < 128 && !is_signed) {
         char ch = (char)u;
@@ -457,8 +615,10 @@ static int star_value(uint8_t type, const char *p)
         uint16_t x;
         memcpy(&x, p, 2);
         v = type == FDR__T_I16 ? (int16_t)x : x;
-    } else if (type == FDR__T_I8 || type == FDR__T_U8 || type == FDR__T_CHAR) {
-        v = type == FDR__T_U8 ? (int64_t)(uint8_t)*p : (int64_t)(int8_t)*p;
+    } else if (type == FDR__T_I8 || type == FDR__T_U8 || type == FDR__T_CHAR ||
+               type == FDR__T_UCHAR) {
+        v = type == FDR__T_U8 || type == FDR__T_UCHAR ? (int64_t)(uint8_t)*p
+                                                      : (int64_t)(int8_t)*p;
     }
     return v > 256 ? 256 : v < -256 ? -256 : (int)v;
 }

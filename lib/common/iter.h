@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* common/iter.h - the events of one packet, in order.
  *
- * An event is a u16 class id, a u64 timestamp (FDR__EVENT_HEADER_SIZE bytes)
- * and its payload, whose size follows from the class's field types
+ * An event is a u16 class id, the low 32 bits of its time
+ * (FDR__EVENT_HEADER_SIZE bytes; the full value is rebuilt from the
+ * packet's timestamp_begin and the events before, as babeltrace2 does) and
+ * its payload, whose size follows from the class's field types
  * (common/format.h, fdr__payload_size). The packet has been checked
  * (common/validate.h); the events in it are still not trusted: an unknown
  * class or a payload that does not fit ends the walk with -EINVAL. */
@@ -17,6 +19,7 @@
 struct fdr__iter {
     const char *p, *end;
     const struct fdr__classes *t;
+    uint64_t ts; /* the time of the last event, or the packet's begin */
     int err;
 };
 

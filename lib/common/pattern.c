@@ -103,6 +103,17 @@ struct source {
     unsigned long line;
 };
 
+/* strerror_r's text for e: glibc's (with _GNU_SOURCE) returns it, POSIX's
+ * (musl) fills buf. */
+static const char *error_text(int e, char *buf, size_t cap)
+{
+#if defined(__GLIBC__)
+    return strerror_r(e, buf, cap);
+#else
+    return strerror_r(e, buf, cap) == 0 ? buf : "unknown error";
+#endif
+}
+
 /* ---- growing storage ---------------------------------------------------- */
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -754,7 +765,7 @@ static void file_item(struct parser *p, const struct source *src, const char *s,
         why = rc == -ELOOP    ? "include loop"
               : rc == -EINVAL ? "not a regular file"
               : rc == -EFBIG  ? "file larger than 16 MiB"
-                              : strerror_r(-rc, err, sizeof(err));
+                              : error_text(-rc, err, sizeof(err));
         warnf(p, src, "ignoring \"%s\": %s", quote(s, n, q), why);
     } else {
         p->open[p->depth].dev = st.st_dev;

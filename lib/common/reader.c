@@ -23,6 +23,7 @@
 #include "common/iter.h"
 #include "common/reader.h"
 #include "common/ring.h"
+#include "common/swap.h"
 #include "common/validate.h"
 
 /* A class file holds at most 16384 records of 84 bytes and its pool; a
@@ -217,7 +218,8 @@ static uint64_t resync(struct cursor *c, uint64_t from)
     char *chunk = malloc(RESYNC_CHUNK);
     if (!chunk)
         return c->size;
-    const uint32_t magic = FDR__CTF_MAGIC;
+    const uint32_t magic =
+        c->proc->swapped ? __builtin_bswap32(FDR__CTF_MAGIC) : FDR__CTF_MAGIC;
     uint64_t at = from;
     while (at + sizeof(struct fdr__pkt) <= c->size) {
         ssize_t n = pread_full(c->fd, chunk, RESYNC_CHUNK, at);
@@ -230,8 +232,11 @@ static uint64_t resync(struct cursor *c, uint64_t from)
             const char *why;
             if (at + (uint64_t)i + sizeof raw > c->size)
                 break;
-            if (pread_full(c->fd, &raw, sizeof raw, at + (uint64_t)i) == sizeof raw &&
-                header_ok(c, &raw, &h, &why) == 0) {
+            if (pread_full(c->fd, &raw, sizeof raw, at + (uint64_t)i) != sizeof raw)
+                continue;
+            if (c->proc->swapped)
+                fdr__pkt_swap_header(&raw);
+            if (header_ok(c, &raw, &h, &why) == 0) {
                 free(chunk);
                 return at + (uint64_t)i;
             }
@@ -260,6 +265,8 @@ static int cursor_load(struct fdr__reader *r, struct cursor *c)
             cdiag(r, c, c->off, n < 0 ? strerror((int)-n) : "file shrank while read");
             break;
         }
+        if (c->proc->swapped)
+            fdr__pkt_swap_header(&raw);
         if (header_ok(c, &raw, &h, &why) != 0) {
             cdiag(r, c, c->off, why);
             c->off = resync(c, c->off + 1);
@@ -286,6 +293,8 @@ static int cursor_load(struct fdr__reader *r, struct cursor *c)
             cdiag(r, c, c->off, n < 0 ? strerror((int)-n) : "file shrank while read");
             break;
         }
+        if (c->proc->swapped) /* a program of the other byte order */
+            fdr__pkt_swap(c->buf, csize, &c->proc->classes);
         if (c->have_seq && h.seq > c->next_seq)
             c->lost += h.seq - c->next_seq;
         c->next_seq = h.seq + 1;
@@ -396,12 +405,15 @@ static char *load_classes(struct fdr__reader *r, struct fdr__rd_proc *p, int dfd
         why = "out of memory";
     if (!why) {
         ssize_t n = pread_full(fd, b, (size_t)st.st_size, 0);
-        if (n < 0)
+        if (n < 0) {
             why = strerror((int)-n);
-        else if (fdr__classes_load(b, (size_t)n, &p->classes, &p->clock, &why, &at) != 0)
-            ;
-        else
-            r->bytes += (uint64_t)n;
+        } else {
+            /* a program of the other byte order: its classes, then each
+             * of its packets (cursor_load), become this machine's */
+            p->swapped = fdr__classes_swap(b, (size_t)n);
+            if (fdr__classes_load(b, (size_t)n, &p->classes, &p->clock, &why, &at) == 0)
+                r->bytes += (uint64_t)n;
+        }
     }
     if (fd >= 0)
         close(fd);

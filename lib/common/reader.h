@@ -52,6 +52,7 @@ struct fdr__rd_proc {
     struct fdr__classes classes;
     struct fdr__line_clock clock; /* as in the class file */
     struct fdr__line_clock line;  /* line time: from the first process's start */
+    int swapped; /* written on a machine of the other byte order (common/swap.h) */
 };
 
 /* One event. Pointers are valid until the next fdr__reader_next call. */

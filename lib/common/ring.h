@@ -29,6 +29,7 @@
 #define FDR__BUF_MAGIC 0x46445242u /* "FDRB" */
 #define FDR__CTF_MAGIC 0xC1FC1FC1u
 #define FDR__BUF_HEADER 4096
+#define FDR__LEDGER 128 /* entries of an own ring's ledger (below) */
 
 struct fdr__buf_hdr {
     uint32_t magic;
@@ -51,7 +52,45 @@ struct fdr__buf_hdr {
     uint64_t out_lost;     /* events that failed to reach the file (write error) */
     uint64_t out_reported; /* discarded count of the last packet written out */
     char pad2[32];
+    /* A process's own ring, handed to fdrd at registration (docs/daemon.md,
+     * "Events before the route"): per route slot, what of it its threads
+     * handed over themselves (writer.c), so that fdrd, copying the early
+     * events of a process that ended first, copies no event twice: every
+     * packet below handed_below[slot], and every packet of thread
+     * handed_tid[slot] (the ring's current thread, moved). Written by the
+     * writer after the events reached the route's ring; fdrd only reads. */
+    uint32_t handed_tid[32];
+    uint64_t handed_below[32];
+    /* The copy under way, marked before it (writer.c, reroute): thread
+     * handing_tid[slot] copies its past into ring handing_ring[slot] of
+     * route handing_route[slot], a ring it is the first to use. A process
+     * killed before handed_tid says that thread leaves fdrd a copy it
+     * cannot tell whole: fdrd drops that ring's stream and copies the past
+     * from the own ring instead (collect.c, early_cut): never twice, never
+     * lost. */
+    uint32_t handing_tid[32];
+    uint32_t handing_route[32];
+    uint32_t handing_ring[32];
+    /* The ledger, in the first own ring fdrd holds (libfdr's writer.c,
+     * docs/daemon.md "Events before the route"): a thread whose own ring
+     * could not reach fdrd in the registration window (fdrd's socket
+     * queue full, or more rings than fdrd keeps) records nothing there
+     * meanwhile and counts each event here instead, thread tid in entry
+     * k >= 1; once those are taken, in an entry k >= 1 of another own
+     * ring fdrd holds; entry 0 of the first, any thread's, once all are
+     * (atomic adds). fdrd, when the process ends, counts them as discarded in
+     * every trace that wanted its past (collect.c, early_out), but for
+     * the route slots in `handed`: those the thread counted them in
+     * itself when it moved with its past (writer.c, reroute; set after
+     * its handed_tid, so a kill in between counts them twice, never
+     * none). Entry 0 is never handed. */
+    struct fdr__ledger {
+        uint32_t tid;
+        uint32_t handed;
+        uint64_t count;
+    } ledger[FDR__LEDGER];
 };
+_Static_assert(sizeof(struct fdr__buf_hdr) <= FDR__BUF_HEADER, "header page");
 
 /* CTF packet header + packet context, as laid out at the start of every
  * packet (docs/trace-format.md). Byte-aligned, native byte order. */
@@ -88,8 +127,9 @@ struct fdr__pkt_tail {
 };
 #define FDR__PKT_TAIL 16
 
-/* The memory budget of a process's rings (per trace for fdrd's rings,
- * FDR_MEMORY for its own): a new ring has the size asked while the rings
+/* The memory budget of a process's rings in one of fdrd's traces (its own
+ * rings, bounded by FDR_MEMORY, start small and grow instead: libfdr's
+ * buffer.c): a new ring has the size asked while the rings
  * the process holds (`held` bytes) leave room for it in `budget`; past
  * that, the smallest ring, two packets of at most FDR__RING_MIN_PACKET
  * bytes (12 KiB with its header). Every thread still records, in a ring of

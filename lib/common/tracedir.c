@@ -6,7 +6,9 @@
  * write there can prepare names in advance: a symlink "crash-<pid>" to a
  * directory of theirs, or "metadata" as a symlink to /etc/shadow. So:
  *
- *   - the top directory is the user's choice: followed even if a symlink;
+ *   - the top directory is the user's choice, reached by common/pathwalk.c:
+ *     a symlink on its path is followed only where no one else could have
+ *     put it;
  *   - every directory below it is fdr's own: made with mkdirat, and an
  *     existing one is opened with O_NOFOLLOW and used only when fstat says
  *     it is a directory of the effective user that no one else may write;
@@ -21,6 +23,7 @@
  * the crash handler, and free of globals (lib/common rules). */
 #define _GNU_SOURCE
 #include "common/tracedir.h"
+#include "common/pathwalk.h"
 #include "common/tsdl.h"
 
 #include <errno.h>
@@ -32,16 +35,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef RENAME_NOREPLACE /* musl's headers: the kernel's value */
+#define RENAME_NOREPLACE 1
+#endif
+
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 
 int fdr__tracedir_open_top(const char *path)
 {
-    if (!path || !*path)
-        return -EINVAL;
-    if (mkdir(path, 0755) < 0 && errno != EEXIST)
-        return -errno;
-    int fd = open(path, DIR_FLAGS);
-    return fd < 0 ? -errno : fd;
+    return fdr__pathwalk(path, 0755, NULL, 0);
 }
 
 /* Opens directory `name` of dir_fd if it is ours (see fdr__tracedir_make). */
@@ -173,57 +175,145 @@ int fdr__tracedir_clear(int dir_fd)
     return r;
 }
 
-/* The pid of a per-process trace directory name "<name>-<pid>", or 0. */
+/* The pid of a per-process trace directory name "<name>-<pid>", or of one
+ * set aside by fdr__tracedir_set_aside ("<name>-<pid>.<k>"), or 0. */
 static unsigned long pid_of(const char *name)
 {
     const char *dash = strrchr(name, '-');
     if (!dash || dash == name || !dash[1])
         return 0;
     unsigned long pid = 0;
-    for (const char *p = dash + 1; *p; p++) {
+    const char *p = dash + 1;
+    for (; *p && *p != '.'; p++) {
         if (*p < '0' || *p > '9' || pid > 1u << 22)
             return 0;
         pid = pid * 10 + (unsigned long)(*p - '0');
     }
+    if (*p == '.' && !p[1])
+        return 0;
+    for (p += *p == '.'; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
     return pid;
 }
 
-int fdr__tracedir_sweep(int top_fd, unsigned long self)
+/* 1 when dir_fd holds nothing but fdr's files, and at least metadata. */
+static int only_ours(int dir_fd)
+{
+    int fd = openat(dir_fd, ".", DIR_FLAGS);
+    if (fd < 0)
+        return 0;
+    char buf[4096] __attribute__((aligned(8)));
+    int ours = 1, meta = 0;
+    long n;
+    while (ours && (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+        for (long at = 0; at < n;) {
+            struct dirent64_raw *e = (struct dirent64_raw *)(buf + at);
+            at += e->reclen;
+            if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
+                continue;
+            meta |= strcmp(e->name, "metadata") == 0;
+            ours &= fdr__tracedir_is_ours(e->name);
+        }
+    close(fd);
+    return ours && meta;
+}
+
+/* The oldest (by modification time, then name) trace of an ended process
+ * in top_fd: its name into out, how many there are as the result. */
+static int oldest_ended(int top_fd, unsigned long self, char out[256])
 {
     int fd = openat(top_fd, ".", DIR_FLAGS);
     if (fd < 0)
         return -errno;
     char buf[4096] __attribute__((aligned(8)));
-    int removed = 0;
-    for (;;) {
-        long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
-        if (n <= 0)
-            break;
+    struct timespec best = {0, 0};
+    int count = 0;
+    long n;
+    while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
         for (long at = 0; at < n;) {
             struct dirent64_raw *e = (struct dirent64_raw *)(buf + at);
             at += e->reclen;
             unsigned long pid = pid_of(e->name);
-            /* crash and snapshot directories are never an earlier run's
-             * leftovers: they are what a user keeps */
-            if (strncmp(e->name, "crash-", 6) == 0 ||
+            /* crash and snapshot directories are kept whatever the budget */
+            if (!pid || strlen(e->name) >= 256 || strncmp(e->name, "crash-", 6) == 0 ||
                 strncmp(e->name, "snapshot", 8) == 0)
                 continue;
-            if (!pid || pid == self || (kill((pid_t)pid, 0) == 0 || errno == EPERM))
-                continue; /* not a trace of ours, or its process still runs */
-            /* fdr__tracedir_make refuses what is not ours (a symlink,
-             * another user's, writable by others); a directory that still
-             * holds anything but fdr's files after the clear is kept. */
+            int aside = strchr(strrchr(e->name, '-'), '.') != NULL;
+            if (!aside && pid == self)
+                continue; /* this process's own */
+            if (!aside && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+                continue; /* its process still runs */
             int d = open_ours(top_fd, e->name);
             if (d < 0)
                 continue;
-            int r = fdr__tracedir_clear(d);
+            struct stat st;
+            int ok = only_ours(d) && fstat(d, &st) == 0;
             close(d);
-            if (r == 0 && unlinkat(top_fd, e->name, AT_REMOVEDIR) == 0)
-                removed++;
+            if (!ok)
+                continue; /* not a trace, or the user's files are in it */
+            if (count++ == 0 || st.st_mtim.tv_sec < best.tv_sec ||
+                (st.st_mtim.tv_sec == best.tv_sec &&
+                 (st.st_mtim.tv_nsec < best.tv_nsec ||
+                  (st.st_mtim.tv_nsec == best.tv_nsec && strcmp(e->name, out) < 0)))) {
+                best = st.st_mtim;
+                strcpy(out, e->name);
+            }
         }
-    }
     close(fd);
-    return removed;
+    return count;
+}
+
+int fdr__tracedir_budget(int top_fd, unsigned long self, unsigned keep,
+                         void (*removed)(const char *name, void *arg), void *arg)
+{
+    char name[256];
+    int r, gone = 0;
+    while ((r = oldest_ended(top_fd, self, name)) > (int)keep) {
+        int d = open_ours(top_fd, name);
+        if (d < 0)
+            return d;
+        r = fdr__tracedir_clear(d);
+        close(d);
+        if (r == 0 && unlinkat(top_fd, name, AT_REMOVEDIR) < 0)
+            r = -errno;
+        if (r < 0)
+            return r;
+        removed(name, arg);
+        gone++;
+    }
+    return r < 0 ? r : gone;
+}
+
+int fdr__tracedir_set_aside(int top_fd, const char *name, char *aside, size_t cap)
+{
+    int d = open_ours(top_fd, name);
+    if (d < 0)
+        return d == -ENOENT ? 0 : d;
+    int keep = only_ours(d);
+    close(d);
+    if (!keep)
+        return 0; /* nothing of a trace in it: used as it is */
+    size_t n = strlen(name);
+    for (unsigned k = 1; k < 1000; k++) {
+        char num[8];
+        size_t l = 0;
+        for (unsigned v = k; v; v /= 10)
+            l++;
+        for (unsigned v = k, i = l; v; v /= 10)
+            num[--i] = (char)('0' + v % 10);
+        if (n + 1 + l + 1 > cap)
+            return -ENAMETOOLONG;
+        memcpy(aside, name, n);
+        aside[n] = '.';
+        memcpy(aside + n + 1, num, l);
+        aside[n + 1 + l] = 0;
+        if (syscall(SYS_renameat2, top_fd, name, top_fd, aside, RENAME_NOREPLACE) == 0)
+            return 1;
+        if (errno != EEXIST)
+            return -errno;
+    }
+    return -EEXIST;
 }
 
 int fdr__tracedir_name(char *out, size_t cap, const char *name, unsigned long number)

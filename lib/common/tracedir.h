@@ -6,7 +6,8 @@
  * Rules (see tracedir.c for the why):
  *   - the top directory is the one the user named (FDR_OUTPUT, FDR_CRASH_DIR,
  *     FDR_SNAPSHOT_DIR, fdr_snapshot's argument): it is created if missing,
- *     and a symlink there is followed, since the user chose that name;
+ *     and walked by common/pathwalk.h's rule: a symlink on its path is
+ *     followed only where nobody but the user (or root) could have put it;
  *   - every directory below it is made by fdr (mkdirat) or, if it already
  *     exists, used only when it is a real directory owned by the effective
  *     user and writable by nobody else;
@@ -24,8 +25,9 @@
 #include <stddef.h>
 
 /* Opens the directory the user named at `path` (relative to the working
- * directory), creating it (0755) if it is missing; follows symlinks.
- * Returns an O_DIRECTORY | O_CLOEXEC descriptor, or -errno (-ENOTDIR). */
+ * directory), creating what is missing of it (0755): fdr__pathwalk.
+ * Returns an O_DIRECTORY | O_CLOEXEC descriptor, or -errno (-ENOTDIR;
+ * -ELOOP, -EPERM for a path another user could have prepared). */
 int fdr__tracedir_open_top(const char *path);
 
 /* Creates directory `name` in dir_fd (0755) or opens the existing one if it
@@ -56,11 +58,23 @@ int fdr__tracedir_clear(int dir_fd);
 /* 1 when `name` is one of the file names fdr writes in a trace directory. */
 int fdr__tracedir_is_ours(const char *name);
 
-/* Removes from top_fd the per-process traces ("<name>-<pid>" directories
- * of ours holding only fdr's files) of processes that no longer run,
- * except pid `self`: what an earlier run left. A user's own files, and a
- * directory holding any, are kept. Returns how many were removed. */
-int fdr__tracedir_sweep(int top_fd, unsigned long self);
+/* Traces on disk are evidence (a crashed service's last run): fdr removes
+ * one only within a budget the user set (FDR_OUTPUT_KEEP). Removes from
+ * top_fd the oldest (by modification time) per-process traces of ended
+ * processes ("<name>-<pid>" and "<name>-<pid>.<k>" directories of ours
+ * holding metadata and only fdr's files; never pid `self`'s own, nor
+ * crash-* and snapshot* directories) until `keep` are left, calling
+ * removed(name, arg) for each. Returns how many went, or -errno. */
+int fdr__tracedir_budget(int top_fd, unsigned long self, unsigned keep,
+                         void (*removed)(const char *name, void *arg), void *arg);
+
+/* A trace directory `name` of top_fd left by an earlier process with the
+ * same pid (or by this process before an exec) is kept: renamed to
+ * "<name>.<k>" (the first free k from 1), its new name in aside. Returns 1
+ * when it was renamed, 0 when there was nothing to keep (absent, or
+ * without a trace), -errno otherwise. */
+int fdr__tracedir_set_aside(int top_fd, const char *name, char *aside, size_t cap);
+
 /* Builds "<name>-<number>" into out, NUL-terminated (characters of name
  * other than [A-Za-z0-9._+] become '_', a leading '.' too): the name of a
  * per-process directory, e.g. "myprog-1234" or "crash-1234". Returns the

@@ -3,7 +3,8 @@
  *
  * The metadata describes everything a CTF reader needs to decode the
  * stream files: the packet header and context (docs/trace-format.md), the
- * clock, the event header (u16 class id + u64 timestamp) and one `event`
+ * clock, the event header (u16 class id + the clock's low 32 bits, which
+ * readers extend from the packet's 64-bit timestamp_begin) and one `event`
  * block per class. All fields are byte-aligned and in native byte order,
  * which is how the fast path stores them. Field names get a leading
  * underscore, as LTTng does: CTF readers strip one, and it keeps names such
@@ -18,12 +19,17 @@
  * Everything is parameters: the recorder (lib/recorder/metadata.c) gathers
  * them, and the crash handler writes from a signal handler, so the text
  * goes through a caller's buffer flushed to a file descriptor with write(2)
- * when full: no malloc, no stdio. */
+ * when full: no malloc, no stdio. fdr__tsdl_clock reads the clock back
+ * (the scope and fdr export need absolute times). */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/format.h"
+#include "common/swap.h"
 #include "common/tsdl.h"
 
 /* The TSDL of a field of type t; integers end in "base = 16; }" or
@@ -38,6 +44,7 @@ static const char *type_decl(uint8_t t)
     case FDR__T_I8:
         return "integer { size = 8; align = 8; signed = true;";
     case FDR__T_U8:
+    case FDR__T_UCHAR:
         return "integer { size = 8; align = 8; signed = false;";
     case FDR__T_I16:
         return "integer { size = 16; align = 8; signed = true;";
@@ -56,8 +63,9 @@ static const char *type_decl(uint8_t t)
     case FDR__T_F64:
         return "floating_point { exp_dig = 11; mant_dig = 53; align = 8; }";
     case FDR__T_PTR:
-        return sizeof(void *) == 8 ? "integer { size = 64; align = 8; signed = false;"
-                                   : "integer { size = 32; align = 8; signed = false;";
+        return "integer { size = 64; align = 8; signed = false;";
+    case FDR__T_PTR32:
+        return "integer { size = 32; align = 8; signed = false;";
     case FDR__T_STR:
         return "string { encoding = UTF8; }";
     default:
@@ -69,7 +77,7 @@ static const char *type_decl(uint8_t t)
  * ...), or a pointer. */
 static const char *base_decl(uint8_t t, char conv)
 {
-    if (t == FDR__T_PTR || conv == 'x' || conv == 'X')
+    if (t == FDR__T_PTR || t == FDR__T_PTR32 || conv == 'x' || conv == 'X')
         return " base = 16; }";
     return conv == 'o' ? " base = 8; }" : " }";
 }
@@ -247,7 +255,9 @@ int fdr__tsdl_emit(int fd, char *buf, size_t cap, const struct fdr__tsdl_params 
     put_u64(f, p->clock_offset);
     puts_(f, ";\n\tabsolute = TRUE;\n};\n\n");
     puts_(f, "typealias integer { size = 64; align = 8; signed = false; "
-             "map = clock.fdr.value; } := uint64_clock_t;\n\n");
+             "map = clock.fdr.value; } := uint64_clock_t;\n"
+             "typealias integer { size = 32; align = 8; signed = false; "
+             "map = clock.fdr.value; } := uint32_clock_t;\n\n");
     puts_(f, "stream {\n\tpacket.context := struct {\n"
              "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
              "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
@@ -256,7 +266,7 @@ int fdr__tsdl_emit(int fd, char *buf, size_t cap, const struct fdr__tsdl_params 
              "\t\tinteger { size = 8; align = 8; signed = false; encoding = UTF8; } "
              "thread_name[16];\n\t};\n"
              "\tevent.header := struct {\n\t\tuint16_t id;\n"
-             "\t\tuint64_clock_t timestamp;\n\t};\n};\n\n");
+             "\t\tuint32_clock_t timestamp;\n\t};\n};\n\n");
     const struct fdr__classes *t = p->classes;
     for (uint32_t id = 1; t && id <= t->n && id <= FDR__MAX_CLASSES; id++) {
         const struct fdr__class *c = fdr__classes_get(t, (uint16_t)id);
@@ -278,6 +288,10 @@ struct classes_hdr {
     uint64_t clock_start, clock_freq; /* struct fdr__line_clock */
 };
 #define FDR__CLASSES_MAGIC 0x53434446u /* "FDCS" */
+/* 2: event headers of 6 bytes (u16 id, u32 clock low bits); 1 had 10 (a
+ * u64 clock), which fdr's readers no longer take (babeltrace2 does: the
+ * metadata describes them). */
+#define FDR__CLASSES_VERSION 2
 
 /* The end of the last string the classes of t use: the part of the pool
  * the file keeps. */
@@ -313,8 +327,13 @@ int fdr__classes_emit(int fd, char *buf, size_t cap, const struct fdr__classes *
                       const struct fdr__line_clock *k)
 {
     struct emit e = {fd, buf, cap, 0, 0};
-    struct classes_hdr h = {FDR__CLASSES_MAGIC, 1,      sizeof(struct fdr__class), 0, 0,
-                            k->start,           k->freq};
+    struct classes_hdr h = {FDR__CLASSES_MAGIC,
+                            FDR__CLASSES_VERSION,
+                            sizeof(struct fdr__class),
+                            0,
+                            0,
+                            k->start,
+                            k->freq};
     if (t && t->classes && t->pool && t->pool_size > 0) {
         h.n = t->n < FDR__MAX_CLASSES ? t->n : FDR__MAX_CLASSES;
         h.pool_size = pool_end(t);
@@ -328,6 +347,35 @@ int fdr__classes_emit(int fd, char *buf, size_t cap, const struct fdr__classes *
     return e.err;
 }
 
+int fdr__classes_swap(void *file, size_t len)
+{
+    struct classes_hdr h;
+    if (len < sizeof h)
+        return 0;
+    memcpy(&h, file, sizeof h);
+    if (h.magic != __builtin_bswap32(FDR__CLASSES_MAGIC))
+        return 0;
+    char *b = file;
+    static const unsigned char hdr_sizes[] = {4, 2, 2, 4, 4, 8, 8};
+    for (size_t i = 0, o = 0; i < sizeof hdr_sizes; o += hdr_sizes[i++])
+        fdr__swap_bytes(b + o, hdr_sizes[i]);
+    memcpy(&h, file, sizeof h);
+    if (h.record_size != sizeof(struct fdr__class) || h.n > FDR__MAX_CLASSES ||
+        sizeof h + (uint64_t)h.n * sizeof(struct fdr__class) > len)
+        return 1; /* fdr__classes_load says what is wrong */
+    for (uint32_t k = 0; k < h.n; k++) {
+        char *r = b + sizeof h + (size_t)k * sizeof(struct fdr__class);
+        fdr__swap_bytes(r + offsetof(struct fdr__class, id), 2);
+        fdr__swap_bytes(r + offsetof(struct fdr__class, line), 4);
+        for (size_t o = offsetof(struct fdr__class, provider);
+             o < offsetof(struct fdr__class, types); o += 4)
+            fdr__swap_bytes(r + o, 4);
+        for (unsigned i = 0; i < FDR_MAX_FIELDS; i++)
+            fdr__swap_bytes(r + offsetof(struct fdr__class, names) + 4 * i, 4);
+    }
+    return 1;
+}
+
 int fdr__classes_load(const void *file, size_t len, struct fdr__classes *out,
                       struct fdr__line_clock *k, const char **why, size_t *at)
 {
@@ -339,7 +387,12 @@ int fdr__classes_load(const void *file, size_t len, struct fdr__classes *out,
         return -1;
     }
     memcpy(&h, file, sizeof h);
-    if (h.magic != FDR__CLASSES_MAGIC || h.version != 1) {
+    if (h.magic == FDR__CLASSES_MAGIC && h.version == 1) {
+        *why = "written by an older fdr (10-byte event headers): babeltrace2 reads "
+               "that trace, this fdr does not";
+        return -1;
+    }
+    if (h.magic != FDR__CLASSES_MAGIC || h.version != FDR__CLASSES_VERSION) {
         *why = "not an fdr class file (magic or version)";
         return -1;
     }
@@ -366,5 +419,24 @@ int fdr__classes_load(const void *file, size_t len, struct fdr__classes *out,
     out->pool_size = h.pool_size;
     k->start = h.clock_start;
     k->freq = h.clock_freq;
+    return 0;
+}
+
+int fdr__tsdl_clock(const char *meta, size_t len, uint64_t *freq, int64_t *offset_s,
+                    uint64_t *offset)
+{
+    const char *c = memmem(meta, len, "clock {", 7);
+    if (!c)
+        return -1;
+    const char *f = strstr(c, "\tfreq = "), *os = strstr(c, "\toffset_s = "),
+               *o = strstr(c, "\toffset = ");
+    if (!f || !os || !o)
+        return -1;
+    uint64_t hz = strtoull(f + 8, NULL, 10);
+    if (!hz)
+        return -1;
+    *freq = hz;
+    *offset_s = strtoll(os + 12, NULL, 10);
+    *offset = strtoull(o + 10, NULL, 10);
     return 0;
 }

@@ -34,6 +34,13 @@ struct fdr__tsdl_params {
 /* Writes the TSDL metadata of p to fd through buf. Returns 0 or -errno. */
 int fdr__tsdl_emit(int fd, char *buf, size_t cap, const struct fdr__tsdl_params *p);
 
+/* The clock of TSDL metadata text (len bytes, NUL-terminated) as
+ * fdr__tsdl_emit writes it: a clock value v is at offset_s + (v + offset) /
+ * freq seconds since the epoch. 0, or -1 when the text has no such clock
+ * (untrusted text: only read). */
+int fdr__tsdl_clock(const char *meta, size_t len, uint64_t *freq, int64_t *offset_s,
+                    uint64_t *offset);
+
 /* The clock of text lines: an event's time on a line is the time since
  * `start` (a clock value) at `freq` Hz (fdr__line_clock_ns). */
 struct fdr__line_clock {
@@ -46,6 +53,11 @@ uint64_t fdr__line_clock_ns(const struct fdr__line_clock *k, uint64_t v);
  * Returns 0 or -errno. */
 int fdr__classes_emit(int fd, char *buf, size_t cap, const struct fdr__classes *t,
                       const struct fdr__line_clock *k);
+/* A class file written on a machine of the other byte order (its magic
+ * reversed) turned into this machine's, in place: 1 when it was, then the
+ * program's packets are in the other order too (common/swap.h); 0 when
+ * the file is in this machine's order or is not a class file. */
+int fdr__classes_swap(void *file, size_t len);
 /* Reads a class file's bytes (untrusted) into a view that points into
  * them, and its line clock into k. Returns 0, or -1 with *why naming what is wrong and
  * *at its byte offset. */

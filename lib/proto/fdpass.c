@@ -37,6 +37,12 @@ void fdr__proto_close_fds(const int *fds, int n)
 
 int fdr__proto_send(int sock, const void *msg, size_t len, const int *fds, int nfds)
 {
+    return fdr__proto_send_flags(sock, msg, len, fds, nfds, 0);
+}
+
+int fdr__proto_send_flags(int sock, const void *msg, size_t len, const int *fds, int nfds,
+                          int flags)
+{
     if (nfds < 0 || nfds > FDR_PROTO_FDS_MAX || len > FDR_PROTO_MSG_MAX)
         return -EINVAL;
     union {
@@ -58,7 +64,7 @@ int fdr__proto_send(int sock, const void *msg, size_t len, const int *fds, int n
         memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
     }
     for (;;) {
-        ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL | flags);
         if (n >= 0)
             return (size_t)n == len ? 0 : -EMSGSIZE;
         if (errno != EINTR)

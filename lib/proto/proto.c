@@ -23,6 +23,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* clang-format off */
 /* A string field: its offset and capacity. */
@@ -68,6 +69,8 @@ static const struct type_info TYPES[] = {
     ITEMS(FDR__MSG_ROUTE, "route", struct fdr__msg_route, NONE, NONE),
     FIXED(FDR__MSG_NEED_BUFFERS, "need-buffers", struct fdr__msg_need_buffers, 0,
           NONE, NONE),
+    FIXED(FDR__MSG_DEAD_RING, "dead-ring", struct fdr__msg_dead_ring, 0, NONE, NONE),
+    FIXED(FDR__MSG_OWN_RING, "own-ring", struct fdr__msg_own_ring, 1, NONE, NONE),
     FIXED4(FDR__MSG_CREATE, "create", C_, STR(C_, name), STR(C_, outdir), STR(C_, relayd),
            STR(C_, buffers)),
     ITEMS(FDR__MSG_ENABLE, "enable", I_, STR(I_, name), NONE),
@@ -117,6 +120,7 @@ _Static_assert(sizeof(struct fdr__msg_register_process) == 120, "process layout"
 _Static_assert(sizeof(struct fdr__msg_register_provider) == 112, "provider layout");
 _Static_assert(sizeof(struct fdr__msg_buffer) == 40, "buffer layout");
 _Static_assert(sizeof(struct fdr__msg_classes) == 80, "classes layout");
+_Static_assert(sizeof(struct fdr__msg_own_ring) == 40, "own-ring layout");
 _Static_assert(sizeof(struct fdr__msg_route) == 56, "route layout");
 _Static_assert(offsetof(struct fdr__msg_route, len) ==
                    offsetof(struct fdr__msg_route, nitems) + 4,
@@ -284,15 +288,37 @@ int fdr__proto_trace_name_check(const char *name, char *msg, size_t cap)
 }
 
 int fdr__proto_rundir(char *out, size_t cap, const char *fdr_rundir,
-                      const char *xdg_runtime, unsigned long uid)
+                      const char *xdg_runtime, const char *home, unsigned long uid,
+                      char *note, size_t note_cap)
 {
     int n;
+    if (note && note_cap)
+        note[0] = 0;
     if (fdr_rundir && *fdr_rundir)
         n = snprintf(out, cap, "%s", fdr_rundir);
     else if (xdg_runtime && *xdg_runtime)
         n = snprintf(out, cap, "%s/fdr", xdg_runtime);
-    else
+    else {
         n = snprintf(out, cap, "/tmp/fdr-%lu", uid);
+        /* Anyone can make /tmp/fdr-UID first (a squatter): then the
+         * user's own $HOME/.fdr/run, which nobody else can make. One
+         * lstat, which never blocks on a local /tmp. */
+        struct stat st;
+        char alt[128];
+        int k =
+            home && home[0] == '/' ? snprintf(alt, sizeof alt, "%s/.fdr/run", home) : -1;
+        if (n > 0 && (size_t)n < cap && lstat(out, &st) == 0 &&
+            (!S_ISDIR(st.st_mode) || st.st_uid != uid) && k > 0 &&
+            (size_t)k < sizeof alt && (size_t)k < cap) {
+            if (note && note_cap)
+                snprintf(note, note_cap,
+                         "%s is not a directory of yours (uid %lu made it): fdrd's run "
+                         "directory is %s",
+                         out, (unsigned long)st.st_uid, alt);
+            memcpy(out, alt, (size_t)k + 1);
+            n = k;
+        }
+    }
     /* sun_path holds 108 bytes with the NUL; "/fdrd.sock" is 10 */
     if (n < 0 || (size_t)n >= cap || n + 10 >= 108)
         return -ENAMETOOLONG;

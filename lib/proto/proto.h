@@ -45,7 +45,10 @@
 
 #include "fdr/provider.h"
 
-#define FDR_PROTO_VERSION 2      /* 2: CREATE and TRACE_INFO carry relayd streaming */
+/* 2: CREATE and TRACE_INFO carry relayd streaming; 3: OWN_RING; 4: 6-byte
+ * event headers in the rings (an fdrd of 3 would misread every event) and
+ * the own rings' ledger (common/ring.h) */
+#define FDR_PROTO_VERSION 4
 #define FDR_PROTO_MSG_MAX 65536u /* largest message, header included */
 #define FDR_PROTO_FDS_MAX 4      /* most fds one message may carry */
 #define FDR_PROTO_NAME_CAP 72    /* trace and process names: 64 + NUL, padded */
@@ -73,6 +76,10 @@ enum fdr__msg_type {
     FDR__MSG_NEED_BUFFERS = 7,
     /* a process's state, for the scope (STATE below) */
     FDR__MSG_STATE = 8,
+    /* libfdr -> fdrd: a ring of a killed fdrd, cut its stream file */
+    FDR__MSG_DEAD_RING = 11,
+    /* libfdr -> fdrd, with one fd: one of the process's own rings */
+    FDR__MSG_OWN_RING = 12,
     /* fdr -> fdrd */
     FDR__MSG_CREATE = 16,
     FDR__MSG_ENABLE = 17,
@@ -281,6 +288,38 @@ struct fdr__msg_route {
     char items[];
 };
 
+/* DEAD_RING: after fdrd was killed, a ring of the process's route into
+ * trace `trace` (its id, kept across the restart) that the dead fdrd
+ * wrote to stream_<index>: the process counted its packets from number
+ * `consumed` on as discarded (fdrd had not marked them written), so the
+ * new fdrd cuts the stream before the first of them that is there (a
+ * write cut short by the kill may have left some whole).
+ *   16 trace | 20 index | 24 consumed | 32 */
+struct fdr__msg_dead_ring {
+    struct fdr__msg_hdr h;
+    uint32_t trace;
+    uint32_t index;
+    uint64_t consumed;
+};
+
+/* OWN_RING, with exactly one fd: a ring the process made itself (its
+ * flight recorder's, common/ring.h, a memfd sealed against shrinking and
+ * growing) in its registration window, with the geometry it was made
+ * with. fdrd keeps a read-only mapping, and when the process ends before
+ * its threads handed over what they recorded there before their route
+ * (killed, _exit, exec), fdrd copies those events into the traces that
+ * wanted them (docs/daemon.md, "Events before the route").
+ *   16 index | 20 packet_size | 24 n_packets | 28 pad | 32 size u64 | 40 */
+#define FDR_PROTO_OWN_MAX 256 /* own rings fdrd keeps per process; more are closed */
+struct fdr__msg_own_ring {
+    struct fdr__msg_hdr h;
+    uint32_t index;
+    uint32_t packet_size;
+    uint32_t n_packets;
+    uint32_t pad;
+    uint64_t size;
+};
+
 /* NEED_BUFFERS: the process has fewer than it wants for route `route`.
  *   16 route | 20 count | 24 */
 struct fdr__msg_need_buffers {
@@ -429,18 +468,27 @@ int fdr__proto_set_str(char *dst, size_t cap, const char *s);
  * "bad trace name '...': ..." (the name escaped to printable text). */
 int fdr__proto_trace_name_check(const char *name, char *msg, size_t cap);
 
-/* The run directory of user `uid`: fdr_rundir when non-empty, else
- * xdg_runtime/fdr when xdg_runtime is non-empty, else /tmp/fdr-UID (the
- * values of FDR_RUNDIR and XDG_RUNTIME_DIR, read by the caller). Returns
- * the length, or -ENAMETOOLONG if it does not fit in out[0..cap) with room
- * for "/fdrd.sock" within a socket address. */
+/* The run directory of user `uid`, the one rule of fdrd, libfdr and the
+ * fdr command: fdr_rundir when non-empty, else xdg_runtime/fdr when
+ * xdg_runtime is non-empty, else /tmp/fdr-UID, unless that exists and is
+ * not a directory of uid's (lstat: another user made it first, to deny us
+ * fdrd): then home/.fdr/run (home absolute), and note[0..note_cap) says
+ * so in one line (else note is ""; note may be NULL). The other arguments
+ * are the values of FDR_RUNDIR, XDG_RUNTIME_DIR and HOME, read by the
+ * caller. Returns the length, or -ENAMETOOLONG if it does not fit in
+ * out[0..cap) with room for "/fdrd.sock" within a socket address. */
 int fdr__proto_rundir(char *out, size_t cap, const char *fdr_rundir,
-                      const char *xdg_runtime, unsigned long uid);
+                      const char *xdg_runtime, const char *home, unsigned long uid,
+                      char *note, size_t note_cap);
 
 /* Sends one message (and nfds fds, 0..FDR_PROTO_FDS_MAX) with one
  * sendmsg(MSG_NOSIGNAL): never raises SIGPIPE. Returns 0 or -errno
  * (-EAGAIN on a full non-blocking socket: nothing was sent). */
 int fdr__proto_send(int sock, const void *msg, size_t len, const int *fds, int nfds);
+/* The same with more sendmsg flags (MSG_DONTWAIT: a thread that must not
+ * wait for fdrd, daemon.c's hand-over of a new ring). */
+int fdr__proto_send_flags(int sock, const void *msg, size_t len, const int *fds, int nfds,
+                          int flags);
 
 /* Receives one message into buf[0..cap) (cap >= FDR_PROTO_MSG_MAX) and at
  * most maxfds (<= FDR_PROTO_FDS_MAX) fds, received close-on-exec, into

@@ -24,6 +24,7 @@
 #include "recorder/provider.h"
 #include "recorder/registry.h"
 #include "recorder/section.h"
+#include "recorder/self.h"
 #include "recorder/tunable.h"
 #include "recorder/writer.h"
 
@@ -38,6 +39,24 @@ char *fdr__reserve_slow(struct fdr__site *s, size_t payload, char **tail)
     if (__builtin_expect(!fdr__self.writer, 0) && payload != (size_t)-1)
         fdr__init();
     return fdr__writer_reserve(s, payload, tail);
+}
+
+/* fdr's own events (self.h), recorded here for tunable.c and control.c,
+ * below this layer: their hooks are filled when the library is loaded,
+ * before any controller can change anything. */
+static void self_tunable(const char *name, double value)
+{
+    FDR__SELF_EVENT("tunable", "name=%s value=%g", name, value);
+}
+
+static void self_change(const char *event, const char *what, int on)
+{
+    FDR__SELF_EVENT("switch", "event=%s what=%s on=%d", event, what, on);
+}
+
+__attribute__((constructor)) static void self_hooks_install(void)
+{
+    fdr__self_hooks = (struct fdr__self_hooks){self_tunable, self_change};
 }
 
 void fdr__register_sites(struct fdr__site *const *begin, struct fdr__site *const *end)

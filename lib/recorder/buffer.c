@@ -24,8 +24,17 @@
  * same time, and their stream files go on across threads (each packet
  * names its thread). The pool is protected by fdr__writers_lock.
  *
- * Their memory is bounded by FDR_MEMORY (common/ring.h, fdr__ring_budget):
- * a thread that would take the rings past it gets the smallest ring. */
+ * In the flight recorder (overwrite mode) memory follows activity, within
+ * FDR_MEMORY: every thread starts with the smallest ring (two 4 KiB
+ * packets, 12 KiB with its header page), and one that outgrows it
+ * (writer.c, outgrown: it wraps it in under 10 s) moves to a ring of
+ * FDR_BUFFER_SIZE, or the largest the budget leaves room for
+ * (fdr__buf_grow). Writing to disk (discard mode), a thread's ring has
+ * FDR_BUFFER_SIZE while the budget has room (common/ring.h,
+ * fdr__ring_budget), the smallest past it. Its small ring is retired the
+ * way an exited thread's is: to the free list, still read by the consumer,
+ * snapshots and the crash dump until a new thread takes it. A quiet thread
+ * costs the small ring, busy ones get the budget. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +59,8 @@ static void no_buf_hook(const struct fdr__buf *b)
     (void)b;
 }
 void (*fdr__buf_added_hook)(const struct fdr__buf *b) = no_buf_hook;
+static void no_hook(void) {}
+void (*fdr__buf_early_hook)(void) = no_hook;
 
 /* All buffers ever created, by index; slots are written once, before
  * `count` is published with a release store. */
@@ -58,6 +69,7 @@ static uint32_t count;
 static struct fdr__buf *free_list;
 static uint64_t held; /* bytes of all own rings, against FDR_MEMORY */
 uint32_t fdr__buf_window;
+struct fdr__ledger *fdr__buf_ledger;
 uint32_t fdr__route_hold;
 
 void fdr__route_hold_wait(void)
@@ -73,20 +85,65 @@ void fdr__route_hold_wait(void)
     }
 }
 
-static struct fdr__buf *buf_create(void)
+/* The smallest ring, every thread's first: two packets of at most
+ * FDR__RING_MIN_PACKET bytes (common/ring.h), or the whole configured ring
+ * if that is no larger. */
+static void small_geometry(uint32_t *packet, uint32_t *n)
+{
+    *packet = fdr__cfg.packet_size;
+    *n = fdr__cfg.buffer_size / *packet;
+    if (*n < 2)
+        *n = 2;
+    if ((uint64_t)*packet * *n > 2u * FDR__RING_MIN_PACKET) {
+        if (*packet > FDR__RING_MIN_PACKET)
+            *packet = FDR__RING_MIN_PACKET;
+        *n = 2;
+    }
+}
+
+static uint64_t ring_bytes(uint32_t packet, uint32_t n)
+{
+    return FDR__BUF_HEADER + (uint64_t)n * packet;
+}
+
+int fdr__buf_starts_small(void)
+{
+    return fdr__cfg.mode == FDR__MODE_OVERWRITE && !fdr__cfg.output[0];
+}
+
+/* A new ring's geometry: the smallest in the flight recorder (it grows:
+ * fdr__buf_grow); else FDR_BUFFER_SIZE while the budget has room
+ * (common/ring.h), the smallest past it. The rings of the registration
+ * window are full-size too: in discard mode until fdrd answers, a small
+ * one would discard a program's first events past 8 KiB. */
+static int new_geometry(uint32_t *packet, uint32_t *n)
+{
+    int small =
+        fdr__buf_starts_small() && !__atomic_load_n(&fdr__buf_window, __ATOMIC_SEQ_CST);
+    if (small) {
+        small_geometry(packet, n);
+        return 1;
+    }
+    *packet = fdr__cfg.packet_size;
+    *n = fdr__cfg.buffer_size / *packet;
+    if (*n < 2)
+        *n = 2;
+    fdr__ring_budget(held, fdr__cfg.memory, packet, n);
+    return 0;
+}
+
+static struct fdr__buf *buf_create(uint32_t packet, uint32_t n)
 {
     if (count >= MAX_BUFFERS)
         return NULL;
-    uint32_t packet = fdr__cfg.packet_size;
-    uint32_t n = fdr__cfg.buffer_size / packet;
-    if (n < 2)
-        n = 2;
-    fdr__ring_budget(held, fdr__cfg.memory, &packet, &n);
     size_t size = FDR__BUF_HEADER + (size_t)n * packet;
-    int fd = memfd_create("fdr-buffer", MFD_CLOEXEC);
+    /* Sealed at its size: fdrd may map it (a ring of the registration
+     * window, daemon.c), and a ring that shrank would make that fault. */
+    int fd = memfd_create("fdr-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return NULL;
-    if (ftruncate(fd, (off_t)size) < 0) {
+    if (ftruncate(fd, (off_t)size) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
         close(fd);
         return NULL;
     }
@@ -116,15 +173,19 @@ static struct fdr__buf *buf_create(void)
     b->hdr = h;
     b->geom = (struct fdr__ring_geom){packet, n, count, size};
     b->fd = fd;
+    fdr__fd_id(fd, &b->fd_id);
     b->index = count;
     b->out_fd = -1;
     held += size;
+    b->early = __atomic_load_n(&fdr__buf_window, __ATOMIC_SEQ_CST);
     all[count] = b;
     __atomic_store_n(&count, count + 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&h->mode, __ATOMIC_RELAXED) != (uint32_t)fdr__cfg.mode &&
         !__atomic_load_n(&fdr__buf_window, __ATOMIC_SEQ_CST))
         __atomic_store_n(&h->mode, (uint32_t)fdr__cfg.mode, __ATOMIC_RELAXED);
     fdr__buf_added_hook(b); /* the consumer's drain helper maps it too */
+    if (b->early)
+        fdr__buf_early_hook(); /* fdrd gets it too (daemon.c) */
     return b;
 }
 
@@ -139,19 +200,97 @@ void fdr__buf_window_end(void)
         __atomic_store_n(&all[i]->hdr->mode, (uint32_t)fdr__cfg.mode, __ATOMIC_RELAXED);
 }
 
+/* The ring made ahead at start (fdr__buf_spare) until a thread takes it. */
+static struct fdr__buf *spare;
+
+void fdr__buf_spare(void)
+{
+    uint32_t packet, n;
+    new_geometry(&packet, &n);
+    struct fdr__buf *b = buf_create(packet, n);
+    if (b) {
+        b->next_free = free_list;
+        free_list = spare = b;
+    }
+}
+
+uint32_t fdr__buf_used(void)
+{
+    return __atomic_load_n(&count, __ATOMIC_ACQUIRE) -
+           (__atomic_load_n(&spare, __ATOMIC_ACQUIRE) ? 1 : 0);
+}
+
+/* Takes *at out of the free list. */
+static struct fdr__buf *unlink_free(struct fdr__buf **at)
+{
+    struct fdr__buf *b = *at;
+    if (b == spare)
+        __atomic_store_n(&spare, (struct fdr__buf *)NULL, __ATOMIC_RELEASE);
+    *at = b->next_free;
+    b->next_free = NULL;
+    return b;
+}
+
 struct fdr__buf *fdr__buf_get(void)
 {
-    struct fdr__buf *b = free_list;
-    if (b) {
-        free_list = b->next_free;
-        b->next_free = NULL;
-        return b;
+    struct fdr__buf *b = NULL, **at = &free_list;
+    uint32_t packet, n;
+    if (new_geometry(&packet, &n)) {
+        /* The flight recorder: a small free ring, else a new small one
+         * (past the budget too: every thread records in a ring of its
+         * own); the larger free rings wait for the threads that outgrow
+         * theirs (fdr__buf_grow). */
+        while (*at && (*at)->geom.size > ring_bytes(packet, n))
+            at = &(*at)->next_free;
     }
-    return buf_create();
+    if (*at)
+        b = unlink_free(at);
+    else
+        b = buf_create(packet, n);
+    /* Seq_cst: pairs with the store in fdr__buf_window_end, as the mode
+     * of a new ring does (buf_create). */
+    if (b)
+        __atomic_store_n(&b->held, __atomic_load_n(&fdr__buf_window, __ATOMIC_SEQ_CST),
+                         __ATOMIC_RELEASE);
+    return b;
+}
+
+struct fdr__buf *fdr__buf_grow(const struct fdr__buf *old)
+{
+    uint32_t packet = fdr__cfg.packet_size, n = fdr__cfg.buffer_size / packet;
+    if (n < 2)
+        n = 2;
+    /* The largest ring the budget has room for, halving down to two
+     * packets, against the largest free one. */
+    while (n > 2 && held + ring_bytes(packet, n) > fdr__cfg.memory)
+        n /= 2;
+    uint64_t make =
+        held + ring_bytes(packet, n) <= fdr__cfg.memory ? ring_bytes(packet, n) : 0;
+    struct fdr__buf **best = NULL;
+    for (struct fdr__buf **p = &free_list; *p; p = &(*p)->next_free)
+        if ((*p)->geom.size > (best ? (*best)->geom.size : old->geom.size))
+            best = p;
+    struct fdr__buf *b = NULL;
+    if (best && (*best)->geom.size >= make)
+        b = unlink_free(best);
+    else if (make > old->geom.size)
+        b = buf_create(packet, n);
+    if (b)
+        __atomic_store_n(&b->held, 0, __ATOMIC_RELEASE);
+    return b;
+}
+
+void fdr__buf_unhold_all(void)
+{
+    uint32_t n = __atomic_load_n(&count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++)
+        __atomic_store_n(&all[i]->held, 0, __ATOMIC_RELEASE);
 }
 
 void fdr__buf_put(struct fdr__buf *b)
 {
+    /* Its thread has ended: what it recorded goes where it can now. */
+    __atomic_store_n(&b->held, 0, __ATOMIC_RELEASE);
     b->next_free = free_list;
     free_list = b;
 }
@@ -166,9 +305,10 @@ uint32_t fdr__buf_count(void)
     return __atomic_load_n(&count, __ATOMIC_ACQUIRE);
 }
 
-char *fdr__buf_slot(const struct fdr__buf_hdr *h, uint64_t seq)
+char *fdr__buf_slot(const struct fdr__buf *b, uint64_t seq)
 {
-    return (char *)h + FDR__BUF_HEADER + (size_t)(seq % h->n_packets) * h->packet_size;
+    return (char *)b->hdr + FDR__BUF_HEADER +
+           (size_t)(seq % b->geom.n_packets) * b->geom.packet_size;
 }
 
 /* ---- rings from fdrd ----------------------------------------------------- */
@@ -176,7 +316,21 @@ char *fdr__buf_slot(const struct fdr__buf_hdr *h, uint64_t seq)
 uint32_t fdr__route_gen;
 uint32_t fdr__routes[FDR__ROUTE_SLOTS];
 uint32_t fdr__route_backfill[FDR__ROUTE_SLOTS];
-static uint32_t route_last; /* the newest route announced */
+uint32_t fdr__route_dead_max;
+static uint32_t route_last;
+/* Dead rings counted (fdr__writer_dead_lost), for daemon.c to tell the new
+ * fdrd (DEAD_RING); under route_lock. */
+static struct fdr__dead_cut cuts[256];
+static unsigned ncuts;
+static void no_dead(void) {}
+void (*fdr__buf_dead_hook)(void) = no_dead;
+static uint64_t no_dead_lost(const struct fdr__buf *b)
+{
+    (void)b;
+    return 0;
+}
+uint64_t (*fdr__buf_dead_lost_hook)(const struct fdr__buf *b) =
+    no_dead_lost; /* the newest route announced */
 /* The routed rings' lock: a leaf, taken by writers inside their tracing
  * section (writer.c, reroute), so never held while waiting for anything;
  * after the writers lock when both are held. */
@@ -203,7 +357,7 @@ void (*fdr__buf_low_hook)(uint32_t route) = no_low;
 static void unmap(struct fdr__buf *b)
 {
     munmap(b->hdr, b->geom.size);
-    close(b->fd);
+    fdr__fd_close(b->fd, &b->fd_id);
     free(b);
 }
 
@@ -263,6 +417,7 @@ int fdr__buf_adopt(int fd, uint64_t size, uint32_t route)
     b->hdr = h;
     b->geom = g;
     b->fd = fd;
+    fdr__fd_id(fd, &b->fd_id);
     b->index = g.index;
     b->out_fd = -1;
     b->route = route;
@@ -388,20 +543,36 @@ void fdr__buf_set_route(unsigned slot, uint32_t route, int backfill)
     }
     __atomic_store_n(&fdr__route_gen, fdr__route_gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&route_lock);
+    /* Free rings of a dead fdrd's route (threads that ended gave them
+     * back): what never reached its stream is lost to the route that
+     * takes the slot (daemon.c, drop_connection; writer.c counts). */
+    uint64_t lost = 0;
+    uint32_t dead = __atomic_load_n(&fdr__route_dead_max, __ATOMIC_RELAXED);
+    for (struct fdr__buf *b = old; b; b = b->next_free)
+        if (b->route <= dead)
+            lost += fdr__buf_dead_lost_hook(b);
+    fdr__buf_route_lost(route, lost);
     unmap_list(old);
 }
 
-void fdr__buf_drop_routes(void)
+void fdr__buf_dead_counted(uint32_t route, uint32_t index, uint64_t consumed)
 {
     pthread_mutex_lock(&route_lock);
-    memset(fdr__routes, 0, sizeof fdr__routes);
-    memset(fdr__route_backfill, 0, sizeof fdr__route_backfill);
-    route_last = 0; /* a new fdrd numbers its routes from 1 again */
-    struct fdr__buf *old = routed_free;
-    routed_free = NULL;
-    __atomic_store_n(&fdr__route_gen, fdr__route_gen + 1, __ATOMIC_RELEASE);
+    if (ncuts < sizeof cuts / sizeof cuts[0])
+        cuts[ncuts++] = (struct fdr__dead_cut){route, index, consumed};
     pthread_mutex_unlock(&route_lock);
-    unmap_list(old);
+    fdr__buf_dead_hook();
+}
+
+unsigned fdr__buf_dead_take(struct fdr__dead_cut *out, unsigned max)
+{
+    pthread_mutex_lock(&route_lock);
+    unsigned n = ncuts < max ? ncuts : max;
+    memcpy(out, cuts, n * sizeof *out);
+    memmove(cuts, cuts + n, (ncuts - n) * sizeof *cuts);
+    ncuts -= n;
+    pthread_mutex_unlock(&route_lock);
+    return n;
 }
 
 void fdr__buf_set_doorbell(int bell)
@@ -441,18 +612,21 @@ void fdr__buf_forget_all(void)
     memset(fdr__routes, 0, sizeof fdr__routes);
     memset(fdr__route_backfill, 0, sizeof fdr__route_backfill);
     route_last = 0;
+    fdr__route_dead_max = 0;
+    ncuts = 0;
     fdr__route_gen = 0;
+    fdr__route_hold = 0; /* a hold of the parent's threads, none of them here */
     uint32_t n = count;
     for (uint32_t i = 0; i < n; i++) {
         munmap(all[i]->hdr, all[i]->geom.size);
-        close(all[i]->fd);
-        if (all[i]->out_fd >= 0)
-            close(all[i]->out_fd);
+        fdr__fd_close(all[i]->fd, &all[i]->fd_id);
+        fdr__fd_close(all[i]->out_fd, &all[i]->out_id);
         free(all[i]);
         all[i] = NULL;
     }
     __atomic_store_n(&count, 0, __ATOMIC_RELEASE);
-    free_list = NULL;
+    free_list = spare = NULL;
+    fdr__buf_ledger = NULL; /* the parent's, unmapped above */
     held = 0;
     memset(route_lost, 0, sizeof route_lost);
 }

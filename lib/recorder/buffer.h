@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "common/io.h"
 #include "common/ring.h"
 #include "common/validate.h"
 
@@ -14,30 +15,73 @@ struct fdr__buf {
     struct fdr__buf_hdr *hdr;
     struct fdr__ring_geom geom; /* as created: what readers use, not hdr's */
     int fd;
+    struct fdr__fd_id fd_id; /* what fd names: closed only if it still does */
     uint32_t index;
     struct fdr__buf *next_free;
-    int out_fd;             /* stream file, consumer only */
-    int bad_ring;           /* its ring header was found corrupt, consumer only */
-    uint32_t route;         /* 0: the process's own; else the fdrd route it came with */
-    uint64_t bell_consumed; /* its `consumed` + 1 when the doorbell was rung */
+    int out_fd;               /* stream file, consumer only */
+    struct fdr__fd_id out_id; /* what out_fd names (common/io.h) */
+    int bad_ring;             /* its ring header was found corrupt, consumer only */
+    uint32_t route;           /* 0: the process's own; else the fdrd route it came with */
+    uint64_t bell_consumed;   /* its `consumed` + 1 when the doorbell was rung */
+    /* Non-zero: the consumer (FDR_OUTPUT) leaves the ring alone, because
+     * what its thread recorded may still be handed to fdrd's traces
+     * (backfill, writer.c): a written packet's slot is reused, and its
+     * events would then reach neither fdrd's trace nor its count. Set
+     * when a thread takes the ring in the registration window, cleared
+     * once the thread has moved to the routes that came (writer.c), when
+     * the registration ends without an answer, and when the ring is put
+     * back. A held ring in discard mode that fills counts what it
+     * cannot take, as always. */
+    uint32_t held;
+    /* Made in the registration window: handed to fdrd (daemon.c), which
+     * copies what the process recorded there before its route, should the
+     * process end first without handing it over (docs/daemon.md). */
+    uint32_t early;
+    /* An early ring fdrd holds: its OWN_RING reached fdrd's socket
+     * (daemon.c, atomic). Until then its thread records nothing in it
+     * while the window lasts, and counts in fdr__buf_ledger (writer.c). */
+    uint32_t sent;
 };
 
-struct fdr__buf *fdr__buf_get(void); /* from the pool or new */
+/* The ledger of the first own ring fdrd holds (common/ring.h), NULL while
+ * there is none (daemon.c sets it; atomic). */
+extern struct fdr__ledger *fdr__buf_ledger;
+
+/* A small ring (buffer.c), from the pool or new, for a new thread. */
+struct fdr__buf *fdr__buf_get(void);
+/* A larger ring than `old` for a thread that outgrew it (writer.c): the
+ * largest free one, or a new one of FDR_BUFFER_SIZE (halved while FDR_MEMORY
+ * has no room for it), whichever is larger; NULL when neither is larger
+ * than `old`. The caller puts `old` back (fdr__buf_put). Writers lock held. */
+struct fdr__buf *fdr__buf_grow(const struct fdr__buf *old);
+
+/* Whether threads start with the smallest ring and grow (buffer.c): the
+ * flight recorder in memory (overwrite mode, no FDR_OUTPUT). */
+int fdr__buf_starts_small(void);
+/* Makes a ring ahead, into the pool, for the first thread that records
+ * (daemon.c hands it to fdrd at start); writers lock held. */
+void fdr__buf_spare(void);
+/* Rings made, less that one while no thread took it. */
+uint32_t fdr__buf_used(void);
 /* The registration window (daemon.c): from the start of a process that
  * finds fdrd's socket until fdrd has answered its class table (the routes
  * of the traces started then came before the answer), own rings of a
- * flight recorder are made in discard mode: a trace started before the
- * process gets its first events handed over (backfill), and those its
- * ring could not keep counted, instead of overwritten uncounted. Ended
- * (rings back to overwrite) by the answer, by no fdrd, or after 1 s. */
+ * flight recorder are made in discard mode, and the consumer of a
+ * process with FDR_OUTPUT holds the rings taken meanwhile (`held`): a
+ * trace started before the process gets its first events handed over
+ * (backfill), and those its ring could not keep counted, instead of
+ * overwritten or freed uncounted. Ended (rings back to overwrite) by the
+ * answer, or by no fdrd (no connection, or it ended); never on a timer. */
 extern uint32_t fdr__buf_window;
 void fdr__buf_window_end(void);
+/* Clears `held` on every buffer of the process (writers lock held). */
+void fdr__buf_unhold_all(void);
 void fdr__buf_put(struct fdr__buf *b); /* back to the pool */
 struct fdr__buf *fdr__buf_at(uint32_t index);
 uint32_t fdr__buf_count(void);
-/* The writer's slot of seq (trusts the header: its own). Readers use
- * fdr__ring_slot(b->hdr, &b->geom, seq) instead. */
-char *fdr__buf_slot(const struct fdr__buf_hdr *h, uint64_t seq);
+/* The writer's slot of seq, by the geometry the buffer was made with
+ * (b->geom), never its header's: the program may write over that. */
+char *fdr__buf_slot(const struct fdr__buf *b, uint64_t seq);
 extern uint8_t fdr__trace_uuid[16];
 /* In a forked child: unmaps every buffer (they are the parent's). */
 void fdr__buf_forget_all(void);
@@ -50,7 +94,8 @@ void fdr__buf_forget_all(void);
  * out. Under their own lock (a leaf: writers take it inside their
  * tracing section), but the words read with acquire loads. */
 #define FDR__ROUTE_SLOTS 32
-/* Set while routes change (writer.c, fdr__writers_hold). */
+/* Non-zero while routes change (writer.c, fdr__writers_hold: a count of
+ * the threads holding). */
 extern uint32_t fdr__route_hold;
 /* Waits (up to ~100 ms) while routes change: the site states are being
  * recomputed one by one, so that one (fdr_enabled's) may say yes while
@@ -82,9 +127,26 @@ void fdr__buf_put_routed(struct fdr__buf *b);
 void fdr__buf_route_lock(void);
 void fdr__buf_route_unlock(void);
 /* Sets the route of a slot (0: none); free rings of ended routes are
- * unmapped. fdr__buf_drop_routes: every slot none (fdrd went away). */
+ * unmapped (those of a dead fdrd counted first, fdr__buf_dead_lost_hook). */
 void fdr__buf_set_route(unsigned slot, uint32_t route, int backfill);
-void fdr__buf_drop_routes(void);
+/* Routes up to this number were made by an fdrd that died (daemon.c):
+ * nobody writes their rings out any more. */
+extern uint32_t fdr__route_dead_max;
+/* Counts the events of a free ring of a dead fdrd that reached no stream
+ * file (writer.c, fdr__writer_dead_lost; set by daemon.c: writer.c is a
+ * layer above this one). */
+extern uint64_t (*fdr__buf_dead_lost_hook)(const struct fdr__buf *b);
+/* What a dead ring's count assumed: packets from `consumed` on are not in
+ * stream `index` of its route's trace. Queued (fdr__buf_dead_counted,
+ * called by fdr__writer_dead_lost; then fdr__buf_dead_hook) for daemon.c,
+ * which takes them (fdr__buf_dead_take) and tells the new fdrd. */
+struct fdr__dead_cut {
+    uint32_t route, index;
+    uint64_t consumed;
+};
+void fdr__buf_dead_counted(uint32_t route, uint32_t index, uint64_t consumed);
+unsigned fdr__buf_dead_take(struct fdr__dead_cut *out, unsigned max);
+extern void (*fdr__buf_dead_hook)(void);
 /* The eventfd rung when a routed ring is half full (fd is taken). It
  * replaces the previous one, whose number stays taken: a writer may be
  * ringing it. */
@@ -99,5 +161,8 @@ extern void (*fdr__buf_low_hook)(uint32_t route);
  * before any buffer exists (the consumer's fdr__consumer_buffer_added):
  * the layer above is told without buffer.c calling up into it. */
 extern void (*fdr__buf_added_hook)(const struct fdr__buf *b);
+/* Called when a ring is made in the registration window (writers lock
+ * held): daemon.c hands it to fdrd at once, without waiting. */
+extern void (*fdr__buf_early_hook)(void);
 
 #endif

@@ -6,7 +6,8 @@
 
 #include <stdint.h>
 
-#include "common/tsdl.h" /* struct fdr__line_clock */
+#include "common/tsdl.h"           /* struct fdr__line_clock */
+#include "fdr/internal/fastpath.h" /* fdr__now */
 
 struct fdr__clock_params {
     uint64_t freq;    /* Hz */
@@ -15,10 +16,24 @@ struct fdr__clock_params {
     uint64_t start;   /* clock value when the library started */
 };
 void fdr__clock_init(void);
+/* The (counter, CLOCK_MONOTONIC, CLOCK_REALTIME) triple of the start, which
+ * the calibration measures from: taken by the program for fdr-drain, and
+ * set there (drainer.h), whose metadata then describes the same clock. */
+void fdr__clock_start_get(uint64_t t[3]);
+void fdr__clock_start_set(const uint64_t t[3]);
 void fdr__clock_params(struct fdr__clock_params *p);
 /* The clock of text lines (start and the frequency they use), which the
  * class file keeps for readers. */
 void fdr__clock_line(struct fdr__line_clock *k);
 uint64_t fdr__clock_to_ns_since_start(uint64_t value);
+/* A bound of every time this process has recorded so far: the counter now
+ * and a little more (a read of the counter may run ahead of the load that
+ * saw a packet closed). Readers of the rings refuse a time above it
+ * (struct fdr__stream_state, ts_max): a stray write, not an event. */
+static inline uint64_t fdr__now_bound(void)
+{
+    uint64_t now = fdr__now();
+    return now + now / 1024 + 1000000;
+}
 
 #endif

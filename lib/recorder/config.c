@@ -10,11 +10,12 @@
  *                    written to disk except snapshots
  *   FDR_MODE         discard (default with FDR_OUTPUT) or overwrite
  *                    (default without): what a full buffer does
- *   FDR_BUFFER_SIZE  bytes of ring per thread (default 1M in memory, 8M when
- *                    writing to disk; K/M/G suffixes)
+ *   FDR_BUFFER_SIZE  bytes of ring a busy thread grows to (default 1M in
+ *                    memory, 8M when writing to disk; K/M/G suffixes)
  *   FDR_PACKET_SIZE  bytes per packet (default 64K; 4K to 16M, power of 2)
- *   FDR_MEMORY       budget of all the process's rings (default 256M):
- *                    threads past it get the smallest ring (common/ring.h)
+ *   FDR_MEMORY       budget of all the process's rings (default 32M in
+ *                    memory, where threads start small and grow within
+ *                    it, 256M writing to disk: buffer.c)
  *   FDR_STRING_MAX   longest string stored, in bytes (default 256)
  *   FDR_EVENTS       which events are recorded (pattern list, default all)
  *   FDR_TRACES       which events are printed live (default none)
@@ -22,7 +23,8 @@
  *   FDR_FLUSH_MS     longest time a full packet waits before the consumer
  *                    writes it (default 100)
  *   FDR_DRAIN        the drain helper process that finishes the trace of a
- *                    killed process (default on; off: none, consumer.c)
+ *                    killed process (default on; off: none, consumer.c);
+ *                    FDR_DRAIN_EXE: the fdr-drain executable it runs
  *   FDR_DAEMON       register with a running fdrd (default on, daemon.c);
  *                    FDR_RUNDIR, XDG_RUNTIME_DIR: where its socket is
  *   FDR_DEBUG        one line on what fdr decided at start (default off)
@@ -226,6 +228,18 @@ void fdr__config_load(void)
     }
     const char *run = getenv("FDR_OUTPUT_RUN");
     fdr__cfg.output_run = run && *run;
+    fdr__cfg.output_keep = -1;
+    const char *keep = getenv("FDR_OUTPUT_KEEP");
+    if (keep && *keep) {
+        char *end;
+        long v = strtol(keep, &end, 10);
+        if (*keep < '0' || *keep > '9' || *end || v > 1000000)
+            fdr__warn("FDR_OUTPUT_KEEP=\"%s\" is not valid (0 to 1000000 traces); "
+                      "every trace is kept",
+                      keep);
+        else
+            fdr__cfg.output_keep = (int)v;
+    }
     fdr__cfg.mode = fdr__cfg.output[0] ? FDR__MODE_DISCARD : FDR__MODE_OVERWRITE;
     const char *mode = getenv("FDR_MODE");
     if (mode && *mode) {
@@ -245,13 +259,17 @@ void fdr__config_load(void)
         fdr__cfg.mode == FDR__MODE_DISCARD && fdr__cfg.output[0] ? 8u << 20 : 1u << 20;
     fdr__cfg.buffer_size =
         size_var("FDR_BUFFER_SIZE", def_buf, 2LL * fdr__cfg.packet_size, 1LL << 31, 0);
-    fdr__cfg.memory = 256u << 20;
+    /* The flight recorder's rings start small and grow (buffer.c): 32
+     * busy threads; writing to disk they are made at their size: 32
+     * threads of 8 MiB. */
+    int small = fdr__cfg.mode == FDR__MODE_OVERWRITE && !fdr__cfg.output[0];
+    fdr__cfg.memory = small ? 32u << 20 : 256u << 20;
     const char *mem = getenv("FDR_MEMORY");
     if (mem && *mem) {
         long long v = parse_size(mem);
         if (v < 0 || v > (1LL << 40))
-            fdr__warn("FDR_MEMORY=\"%s\" is not valid (a size up to 1T); using 256M",
-                      mem);
+            fdr__warn("FDR_MEMORY=\"%s\" is not valid (a size up to 1T); using %s", mem,
+                      small ? "32M" : "256M");
         else
             fdr__cfg.memory = (uint64_t)v;
     }
@@ -259,10 +277,13 @@ void fdr__config_load(void)
     fdr__string_max = fdr__cfg.string_max;
     fdr__cfg.flush_ms = size_var("FDR_FLUSH_MS", 100, 1, 60000, 0);
     fdr__cfg.drain = on_off("FDR_DRAIN", 1);
+    /* A program to exec: not from the environment of a set-user-ID one. */
+    fdr__cfg.drain_exe = secure_getenv("FDR_DRAIN_EXE");
     fdr__cfg.daemon = on_off("FDR_DAEMON", 1);
     fdr__cfg.debug = on_off("FDR_DEBUG", 0);
     if (fdr__proto_rundir(fdr__cfg.rundir, sizeof fdr__cfg.rundir, getenv("FDR_RUNDIR"),
-                          getenv("XDG_RUNTIME_DIR"), (unsigned long)geteuid()) < 0) {
+                          getenv("XDG_RUNTIME_DIR"), getenv("HOME"),
+                          (unsigned long)geteuid(), NULL, 0) < 0) {
         const char *rd = getenv("FDR_RUNDIR");
         fdr__warn(
             "FDR_RUNDIR=\"%s\" is too long for a socket path; fdrd is not looked for",
@@ -282,6 +303,42 @@ void fdr__config_load(void)
         fdr__warn("FDR_SECTION_BARRIER=\"%s\" is not valid (auto, membarrier or signal); "
                   "using auto",
                   force);
+    /* Tests only: the fdr-daemon thread waits this many ms before its
+     * first word with fdrd (a registration window held open). */
+    const char *dd = getenv("FDR_TEST_DAEMON_DELAY");
+    if (dd && *dd) {
+        char *end;
+        unsigned long v = strtoul(dd, &end, 10);
+        if (*end || v > 60000 || *dd == '-')
+            fdr__warn(
+                "FDR_TEST_DAEMON_DELAY=\"%s\" is not valid (ms, 0 to 60000); using 0",
+                dd);
+        else
+            fdr__cfg.test_daemon_delay_ms = (unsigned)v;
+    }
+    /* Tests only: the send buffer of the connection to fdrd, in bytes. */
+    const char *sb = getenv("FDR_TEST_SNDBUF");
+    if (sb && *sb) {
+        char *end;
+        unsigned long v = strtoul(sb, &end, 10);
+        if (*end || v > (1ul << 24) || *sb == '-')
+            fdr__warn("FDR_TEST_SNDBUF=\"%s\" is not valid (bytes, 0 to 16777216); "
+                      "using the system's",
+                      sb);
+        else
+            fdr__cfg.test_sndbuf = (unsigned)v;
+    }
+    /* Tests only: SIGKILL in the middle of a thread's hand-over of its
+     * past (after that many events of the copy, or before its mark). */
+    const char *kh = getenv("FDR_TEST_KILL_HANDING");
+    if (kh && *kh) {
+        char *end;
+        unsigned long long v = strtoull(kh, &end, 10);
+        if (*end || *kh == '-')
+            fdr__warn("FDR_TEST_KILL_HANDING=\"%s\" is not valid (a count); using 0", kh);
+        else
+            fdr__cfg.test_kill_handing = v;
+    }
     crash_load();
     snapshot_load();
 }

@@ -14,6 +14,7 @@ enum fdr__barrier_choice { FDR__BARRIER_AUTO = 0, FDR__BARRIER_SIGNAL = 1 };
 struct fdr__config {
     char output[4096];     /* FDR_OUTPUT, "" when not writing to disk */
     int output_run;        /* FDR_OUTPUT_RUN set: a process of a run started by another */
+    int output_keep;       /* FDR_OUTPUT_KEEP: earlier traces kept; -1: all */
     int mode;              /* FDR_MODE */
     uint32_t buffer_size;  /* FDR_BUFFER_SIZE, bytes per thread */
     uint32_t packet_size;  /* FDR_PACKET_SIZE, bytes */
@@ -24,10 +25,14 @@ struct fdr__config {
     char trace_file[4096]; /* FDR_TRACE_FILE, where printed events go */
     uint32_t flush_ms;     /* FDR_FLUSH_MS, consumer period */
     int drain;             /* FDR_DRAIN: the drain helper process (consumer.c) */
+    const char *drain_exe; /* FDR_DRAIN_EXE: the fdr-drain to start, or NULL */
     int daemon;            /* FDR_DAEMON: register with fdrd (daemon.c) */
     int debug;             /* FDR_DEBUG: say what fdr decided at start */
     char rundir[4096];     /* fdrd's run directory: FDR_RUNDIR, XDG_RUNTIME_DIR */
     int barrier;           /* FDR_SECTION_BARRIER: enum fdr__barrier_choice */
+    unsigned test_daemon_delay_ms; /* FDR_TEST_DAEMON_DELAY (tests only, daemon.c) */
+    unsigned test_sndbuf;          /* FDR_TEST_SNDBUF (tests only, daemon.c) */
+    uint64_t test_kill_handing;    /* FDR_TEST_KILL_HANDING (tests only, writer.c) */
     /* crash dumps (crash.c) */
     int crash_on;                /* FDR_CRASH and FDR_CRASH_SIGNALS: 0 = off */
     uint8_t crash_signals[NSIG]; /* FDR_CRASH_SIGNALS, 1 = handled */

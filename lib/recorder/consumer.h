@@ -15,6 +15,19 @@ void fdr__consumer_kick(void);
  * pass or in the consumer thread's. */
 int fdr__consumer_drain(int flush);
 int fdr__consumer_prepare(void); /* creates FDR_OUTPUT/<name>-<pid>/ */
+/* Overwrite mode with FDR_OUTPUT: prepares the directory and starts the
+ * drain helper, which writes the newest packets of every ring if the
+ * program ends without its exit handler (SIGKILL, _exit). */
+int fdr__consumer_flight(void);
+/* Overwrite mode with FDR_CRASH_DIR and no FDR_OUTPUT: starts the drain
+ * helper without a directory; if the program dies without its exit
+ * handler or a crash snapshot (SIGKILL, _exit), the helper writes the
+ * newest packets of every ring as FDR_CRASH_DIR/crash-<pid>. 0, or
+ * -ENOTSUP (no helper: FDR_DRAIN=off, or it could not start). */
+int fdr__consumer_crash_flight(void);
+/* The program's events are kept already (exit handler, crash snapshot):
+ * a helper of fdr__consumer_crash_flight writes nothing. Async-signal-safe. */
+void fdr__consumer_clean_end(void);
 /* A new buffer exists: hands it to the drain helper (consumer.c). */
 struct fdr__buf;
 void fdr__consumer_buffer_added(const struct fdr__buf *b);

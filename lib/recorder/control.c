@@ -42,6 +42,7 @@
 #include "recorder/control.h"
 #include "recorder/init.h" /* enum fdr__fork_phase */
 #include "recorder/registry.h"
+#include "recorder/self.h"
 #include "recorder/tunable.h"
 
 static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -119,8 +120,9 @@ static void check_unknown(const struct fdr__rules *r, const char *origin)
 
 /* Parses spec, applies its tunables and installs its event rules as the
  * printing (print = 1) or recording rules. Checks for unknown names when
- * `check`. Returns the help flag, or -ENOMEM. */
-static int install(int print, const char *spec, const char *origin, int check)
+ * `check`; records the tunables it set when `record` (self.h). Returns the
+ * help flag, or -ENOMEM. */
+static int install(int print, const char *spec, const char *origin, int check, int record)
 {
     struct fdr__rules *r = NULL;
     int e = fdr__rules_parse(spec, origin, warn_cb, NULL, &r);
@@ -129,7 +131,7 @@ static int install(int print, const char *spec, const char *origin, int check)
     int help = fdr__rules_wants_help(r);
     if (check)
         check_unknown(r, origin);
-    fdr__tunables_apply(r, origin, fdr__control_is_ready());
+    fdr__tunables_apply(r, origin, fdr__control_is_ready(), record);
     if (fdr__rules_count(r) == 0 && (help || fdr__rules_tunable_count(r) > 0))
         fdr__rules_free(r); /* only knobs or help: event rules unchanged */
     else
@@ -146,9 +148,9 @@ static void at_exit_ready(void)
 
 void fdr__control_init(void)
 {
-    if (install(0, fdr__cfg.events, "FDR_EVENTS", 0) > 0)
+    if (install(0, fdr__cfg.events, "FDR_EVENTS", 0, 0) > 0)
         env_help = 1;
-    if (install(1, fdr__cfg.traces, "FDR_TRACES", 0) > 0)
+    if (install(1, fdr__cfg.traces, "FDR_TRACES", 0, 0) > 0)
         env_help = 1;
     atexit(at_exit_ready);
 }
@@ -221,16 +223,21 @@ void fdr__control_ready(const void *range)
     pthread_mutex_unlock(&ready_lock);
 }
 
-int fdr__control_set_rules(int print, const char *spec, const char *origin)
+static int set_rules(int print, const char *spec, const char *origin, int record)
 {
     fdr__control_ready(NULL);
     /* Serializes with the deferred work so warnings come in order. */
     pthread_mutex_lock(&ready_lock);
-    int help = install(print, spec, origin, 1);
+    int help = install(print, spec, origin, 1, record);
     if (help > 0)
         print_help();
     pthread_mutex_unlock(&ready_lock);
     return help < 0 ? help : 0;
+}
+
+int fdr__control_set_rules(int print, const char *spec, const char *origin)
+{
+    return set_rules(print, spec, origin, 0);
 }
 
 /* ---- listing -------------------------------------------------------------- */
@@ -275,6 +282,42 @@ static int by_name(const void *a, const void *b)
     const struct fdr__site *y = ((const struct known_event *)b)->site;
     int c = strcmp(x->provider, y->provider);
     return c ? c : strcmp(x->event, y->event);
+}
+
+int fdr__control_set_recorded(int print, const char *spec, const char *origin)
+{
+    struct known before = {0}, after = {0};
+    fdr__registry_each(collect, &before);
+    int rc = set_rules(print, spec, origin, 1);
+    fdr__registry_each(collect, &after);
+    qsort(before.ev, before.n, sizeof *before.ev, by_name);
+    qsort(after.ev, after.n, sizeof *after.ev, by_name);
+    uint8_t bit = print ? FDR__S_PRINT : FDR__S_RECORD;
+    /* One event per provider:event whose switch changed; an event first
+     * registered meanwhile is not a change of the controller's. */
+    for (size_t i = 0, j = 0; i < after.n && j < before.n;) {
+        int c = by_name(&after.ev[i], &before.ev[j]);
+        if (c < 0) {
+            i++;
+            continue;
+        }
+        if (c > 0) {
+            j++;
+            continue;
+        }
+        uint8_t on = (after.ev[i].state & bit) != 0;
+        if (on != ((before.ev[j].state & bit) != 0)) {
+            char id[2 * FDR__PATTERN_ITEM_MAX + 2];
+            snprintf(id, sizeof id, "%s:%s", after.ev[i].site->provider,
+                     after.ev[i].site->event);
+            fdr__self_hooks.change(id, print ? "print" : "record", (int)on);
+        }
+        i++;
+        j++;
+    }
+    known_free(&before);
+    known_free(&after);
+    return rc;
 }
 
 /* Prints the syntax, the known events (sorted by name) and the tunables to

@@ -17,6 +17,9 @@ int fdr__control_is_ready(void);
  * the library has started (api.c). */
 int fdr__control_set_rules(int print, const char *spec, const char *origin);
 int fdr__control_event_list(fdr_event_cb cb, void *arg);
+/* The same, for a controller (fdrd's CONTROL, daemon.c): each tunable set
+ * and each event whose switch changed is an event of fdr's own (self.h). */
+int fdr__control_set_recorded(int print, const char *spec, const char *origin);
 /* The same list as it is now, without running the deferred work (for
  * fdrd's state reports, which may come before every name is known: they
  * must not make the warnings about unknown names come early). */

@@ -13,9 +13,14 @@
  *          fdr: 0.001234567 [4242 worker] net:rx len=60 dev=eth0
  *      (seconds since the library started, thread id and name, event,
  *      message formatted by format.c with the real string contents);
- *   3. if FDR_CRASH_DIR is set, writes a CTF snapshot into
+ *   3. prints the spans open on each thread (fdr/span.h), outermost first,
+ *      from the thread's span stack (struct fdr__thread), then the async
+ *      spans begun and not ended, paired from the rings (snapshot.c):
+ *          fdr: spans open in thread 4242: net:handle > db:commit
+ *          fdr: async span open: rpc:call id=7 (begun in thread 4250)
+ *   4. if FDR_CRASH_DIR is set, writes a CTF snapshot into
  *      <FDR_CRASH_DIR>/crash-<pid> (snapshot.c, fdr__snapshot_write_live);
- *   4. lets the writers go on, and chains (chain()): delivers the signal
+ *   5. lets the writers go on, and chains (chain()): delivers the signal
  *      to the action installed before fdr's as the kernel would have,
  *      honouring its SA_RESETHAND, SA_NODEFER, SA_SIGINFO, sa_mask and
  *      SA_RESTART, SIG_IGN and SIG_DFL, so that the program goes on, loops
@@ -55,6 +60,7 @@
 #include "recorder/buffer.h"
 #include "recorder/clock.h"
 #include "recorder/config.h"
+#include "recorder/consumer.h"
 #include "recorder/flight.h"
 #include "recorder/registry.h"
 #include "recorder/section.h"
@@ -151,6 +157,7 @@ struct entry {
     uint32_t tid;
     uint16_t id;
     const char *thread_name; /* in the packet header, not NUL-terminated */
+    uint32_t seq;            /* collection order: a thread's events, oldest first */
 };
 
 static struct entry entries[MAX_ENTRIES];
@@ -169,10 +176,14 @@ static size_t walk_packet(const char *pkt, const struct fdr__pkt *hdr, uint64_t 
     struct fdr__event ev;
     size_t i = 0;
     fdr__iter_init(&it, pkt, bytes, &classes);
-    for (; fdr__iter_next(&it, &ev) > 0; i++)
-        if (collect && i >= skip && n_entries < MAX_ENTRIES)
-            entries[n_entries++] = (struct entry){ev.ts,    ev.payload, (uint32_t)ev.len,
-                                                  hdr->tid, ev.id,      hdr->thread_name};
+    for (; fdr__iter_next(&it, &ev) > 0; i++) {
+        if (collect && i >= skip && n_entries < MAX_ENTRIES) {
+            entries[n_entries] =
+                (struct entry){ev.ts, ev.payload,       (uint32_t)ev.len,   hdr->tid,
+                               ev.id, hdr->thread_name, (uint32_t)n_entries};
+            n_entries++;
+        }
+    }
     return i;
 }
 
@@ -206,6 +217,20 @@ static void collect_buffer(struct fdr__buf *b, const char *pos, size_t want)
             skips.packets++;
             break;
         }
+        if (seq == produced) { /* open: up to its last good event */
+            uint64_t last;
+            size_t good = fdr__packet_prefix(pkt, hdrs[ns].content_size / 8, &hdrs[ns],
+                                             &classes, UINT64_MAX, &last);
+            hdrs[ns].content_size = (uint64_t)good * 8;
+            hdrs[ns].ts_end = last;
+        }
+        /* The one check of every reader (validate.h), packet by packet:
+         * the dump goes from the newest back, and stops at a bad one. */
+        struct fdr__stream_state one = {0, 0, 0, fdr__now_bound()};
+        if (fdr__packet_valid(pkt, &hdrs[ns], &classes, &one) < 0) {
+            skips.packets++;
+            break;
+        }
         size_t k = walk_packet(pkt, &hdrs[ns], hdrs[ns].content_size / 8, 0, 0);
         slots[ns] = pkt;
         counts[ns++] = k;
@@ -220,6 +245,14 @@ static void collect_buffer(struct fdr__buf *b, const char *pos, size_t want)
     }
 }
 
+/* Whether a goes after b: by time, and in collection order for one time (a
+ * coarse clock, such as qemu's or a fallback's, gives several events of a
+ * thread the same time, and the sort alone would mix them up). */
+static int after(const struct entry *a, const struct entry *b)
+{
+    return a->ts != b->ts ? a->ts > b->ts : a->seq > b->seq;
+}
+
 static void sort_entries(void)
 {
     /* Shell sort: in place, no recursion, fine for a few thousand. */
@@ -227,7 +260,7 @@ static void sort_entries(void)
         for (size_t i = gap; i < n_entries; i++) {
             struct entry tmp = entries[i];
             size_t j = i;
-            for (; j >= gap && entries[j - gap].ts > tmp.ts; j -= gap)
+            for (; j >= gap && after(&entries[j - gap], &tmp); j -= gap)
                 entries[j] = entries[j - gap];
             entries[j] = tmp;
         }
@@ -371,6 +404,18 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
         outs("fdr: (no events recorded)\n");
     out_skips("crash dump", &skips);
     outs("fdr: end of last events\n");
+    /* The stack of what each thread was doing, and the async spans open:
+     * printed, and the crash snapshot's .fdr-spans. */
+    static char spans[16384];
+    static struct fdr__async_seen work[FDR__ASYNC_WORK];
+    size_t spans_n = fdr__spans_open_text(spans, sizeof spans, "", work);
+    for (size_t a = 0, b; a < spans_n; a = b + 1) {
+        for (b = a; spans[b] != '\n'; b++)
+            ;
+        memcpy(line, "fdr: ", 5); /* one write per line */
+        memcpy(line + 5, spans + a, b + 1 - a);
+        out(line, 5 + b + 1 - a);
+    }
     if (!fdr__cfg.crash_dir[0])
         outs("fdr: set FDR_CRASH_DIR=DIR to keep every recorded event of a crash as a "
              "CTF trace\n");
@@ -386,11 +431,13 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
             close(top);
             if (d >= 0) {
                 skips = (struct fdr__skips){0, 0};
-                r = fdr__snapshot_write_live(d, &skips);
+                r = fdr__snapshot_write_live(d, &skips, spans, spans_n);
                 out_skips("crash snapshot", &skips);
                 close(d);
             }
         }
+        if (r == 0)
+            fdr__consumer_clean_end(); /* the drain helper need not write one */
         outs(r == 0 ? "fdr: crash snapshot (CTF) in "
                     : "fdr: could not write the crash snapshot in ");
         outs(fdr__cfg.crash_dir);
@@ -400,6 +447,8 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
             outs(": it belongs to another user or others may write it");
         else if (r == -EEXIST)
             outs(": a file there is a symlink or another user's; not written");
+        else if (r == -ELOOP)
+            outs(": a symlink on the path where others can write: not followed");
         else if (r < 0) {
             char num[24];
             num[fdr__fmt_u64(num, (uint64_t)-r, 10, 0)] = 0;

@@ -9,5 +9,12 @@ void fdr__daemon_start(void);
 /* In a forked child: drops the parent's connection (no thread here). */
 int fdr__daemon_forget(void); /* 1 when it was registered */
 void fdr__daemon_noop(void);
+/* At the end of a thread or of the process (init.c): while a registration
+ * with fdrd is under way, waits (at most 3 s) for fdrd's answer, so that
+ * the routes of the traces started already reach the process first and
+ * what it recorded is handed over to them (writer.c, backfill). A stuck
+ * fdrd costs those 3 s once per process (no more waits until it answers),
+ * said under FDR_DEBUG. */
+void fdr__daemon_settle(void);
 
 #endif

@@ -33,10 +33,35 @@ struct fdr__skips {
     uint64_t rings;   /* ring headers that do not match their buffer */
     uint64_t packets; /* packets whose header is not valid */
 };
-/* Writes the rings as a CTF trace into dir; the caller has quiesced the
+/* Writes the rings as a CTF trace into dir, with the n bytes of `spans`
+ * (fdr__spans_open_text) as its .fdr-spans; the caller has quiesced the
  * writers. Adds what it skipped to *sk. Async-signal-safe (open/write/close
  * only). */
-int fdr__snapshot_write_live(int dir_fd, struct fdr__skips *sk);
+int fdr__snapshot_write_live(int dir_fd, struct fdr__skips *sk, const char *spans,
+                             size_t n);
+/* An async span event found in the rings (fdr__spans_open_text's work). */
+struct fdr__async_seen {
+    uint64_t ts, id;
+    uint32_t tid, order;
+    uint16_t cls;
+    uint8_t end;
+};
+/* Room for the async span events of all rings: more and the async spans
+ * open are not listed (a line says so). */
+#define FDR__ASYNC_WORK 16384
+/* The spans open at this moment, each line starting with prefix: on each
+ * thread inside any, outermost first, from the thread's span stack:
+ *     <prefix>spans open in thread 4242: net:handle > db:commit
+ * then each async span (fdr_span_async_begin) whose begin the rings hold
+ * and whose end they do not, in the order they began:
+ *     <prefix>async span open: rpc:call id=7 (begun in thread 4250)
+ * (paired from the rings with work[FDR__ASYNC_WORK], so that async spans
+ * cost nothing more on the fast path: see snapshot.c). Into buf (whole
+ * lines, at most cap bytes); returns the bytes written. Async-signal-safe;
+ * the writers are quiesced and the writers list is held (its lock, or the
+ * crash handler's walk without it). */
+size_t fdr__spans_open_text(char *buf, size_t cap, const char *prefix,
+                            struct fdr__async_seen *work);
 struct fdr__buf;
 struct fdr__writer;
 /* Where the content of b's open packet ends (its writer w's position), or

@@ -70,9 +70,26 @@ static void carry_all_discards(uint64_t now)
     }
 }
 
+/* A flush writes every ring out, the held ones too (buffer.h): their
+ * threads move to fdrd's routes first, after the registration's answer
+ * (bounded, fdr__daemon_settle), so that their past is handed over before
+ * the consumer frees its slots. */
+static void release_held(void)
+{
+    int any = 0;
+    for (uint32_t i = 0; i < fdr__buf_count() && !any; i++)
+        any = __atomic_load_n(&fdr__buf_at(i)->held, __ATOMIC_ACQUIRE) != 0;
+    if (!any)
+        return;
+    fdr__daemon_settle();
+    fdr__writers_move(0);
+    fdr__writers_unhold(1);
+}
+
 static int flush_all(int final)
 {
     int r = 0;
+    release_held();
     pthread_mutex_lock(&fdr__writers_lock);
     if (fdr__section_quiesce() < 0) {
         /* A writer could not be stopped (signal fallback, signal blocked):
@@ -114,9 +131,17 @@ static void at_exit(void)
     if (exiting)
         return;
     exiting = 1;
+    /* A process that ends before fdrd's routes came (a short program, a
+     * forked child): they come first, so what it recorded reaches the
+     * traces started already (daemon.c; bounded). */
+    if (fdr__buf_used()) {
+        fdr__daemon_settle();
+        fdr__writers_move(0);
+    }
     fdr__consumer_stop();
     if (fdr__cfg.output[0])
         flush_all(1);
+    fdr__consumer_clean_end(); /* an exit is no crash: FDR_CRASH_DIR keeps nothing */
 }
 
 int fdr_flush(void)
@@ -180,26 +205,19 @@ static void fork_child(void)
      * them for one (their clocks too, and the child's clock parameters
      * are its own: babeltrace2 then merges them out of order). */
     new_uuid();
+    struct fdr__thread *t = &fdr__self;
     for (struct fdr__writer *w = fdr__writers, *next; w; w = next) {
         next = w->next;
-        if (w->self != &fdr__self) { /* its thread does not exist here */
-            free(w->scratch);
-            free(w);
-        }
-    }
-    struct fdr__thread *t = &fdr__self;
-    struct fdr__writer *me = t->writer;
-    if (me) {
-        /* Its rings of fdrd's routes are the parent's: unmapped here. */
+        /* Its rings of fdrd's routes are the parent's: unmapped here (every
+         * writer's: the other threads' too, which do not exist here). */
         for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
-            if (me->lane[i].buf)
-                fdr__buf_unmap(me->lane[i].buf);
-        if (me->buf != me->local && !me->pslot)
-            fdr__buf_unmap(me->buf);
+            if (w->lane[i].buf)
+                fdr__buf_unmap(w->lane[i].buf);
+        if (w->buf != w->local && !w->pslot)
+            fdr__buf_unmap(w->buf);
+        free(w->scratch);
+        free(w);
     }
-    if (me)
-        free(me->scratch);
-    free(me);
     t->writer = NULL;
     t->pos = t->end = NULL;
     fdr__writers = NULL;
@@ -246,7 +264,10 @@ static void init_once(void)
         fdr__cfg.output[0] = 0;
         fdr__cfg.mode = FDR__MODE_OVERWRITE;
     } else if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_OVERWRITE)
-        fdr__consumer_prepare();
+        fdr__consumer_flight();
+    else if (!fdr__cfg.output[0] && fdr__cfg.crash_dir[0] &&
+             fdr__cfg.mode == FDR__MODE_OVERWRITE)
+        fdr__consumer_crash_flight();
     fdr__crash_init();   /* crash handlers (crash.c) */
     fdr__flight_init();  /* snapshot signal (snapshot.c) */
     fdr__daemon_start(); /* fdrd, if one runs: registration (daemon.c) */

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fdr/fdr.h"
+#include "fdr/version.h"
 #include "recorder/buffer.h"
 #include "recorder/clock.h"
 #include "recorder/config.h"
@@ -27,9 +27,15 @@
 #include "common/tracedir.h"
 #include "common/tsdl.h"
 
+static char frozen[17]; /* fdr__metadata_freeze_procname */
+
 /* The program's name from /proc/self/comm, with open/read only. */
 static void proc_name(char out[17])
 {
+    if (frozen[0]) {
+        memcpy(out, frozen, sizeof frozen);
+        return;
+    }
     memcpy(out, "unknown", 8);
     int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -107,4 +113,20 @@ int fdr__metadata_write(int dir_fd, char *buf, size_t cap)
     int r = fdr__tracedir_replace(dir_fd, FDR__CLASSES_FILE, classes_into, &e);
     int m = fdr__tracedir_replace(dir_fd, "metadata", emit_into, &e);
     return r < 0 ? r : m;
+}
+
+void fdr__metadata_freeze_procname(int on, const char *known)
+{
+    memset(frozen, 0, sizeof frozen);
+    if (on)
+        fdr__metadata_procname(frozen, known);
+}
+
+void fdr__metadata_procname(char out[17], const char *known)
+{
+    memset(out, 0, 17);
+    if (known && known[0])
+        memcpy(out, known, strnlen(known, 16));
+    else
+        proc_name(out);
 }

@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "fdr/fdr.h"
@@ -126,7 +127,11 @@ static int is_pow2_upto16(uint32_t v)
 static int check_desc(const fdr_provider_desc_t *d)
 {
     static const char *const who = "fdr_provider_register";
-    if (d->size < sizeof(fdr_provider_desc_t) || (uint64_t)d->size > UINT32_MAX) {
+    int too_big = 0;
+#if SIZE_MAX > UINT32_MAX /* a 32-bit size_t cannot be too big */
+    too_big = d->size > UINT32_MAX;
+#endif
+    if (d->size < sizeof(fdr_provider_desc_t) || too_big) {
         fdr__warn(
             "%s: desc->size is %zu, expected sizeof(fdr_provider_desc_t) = %zu (use "
             "FDR_PROVIDER_DESC_INIT)",

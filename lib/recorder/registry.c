@@ -264,7 +264,8 @@ static int same_class(const struct fdr__class *c, const struct fdr__site *s,
         strcmp(fdr__str(c->format), s->format ? s->format : "") != 0)
         return 0;
     for (unsigned i = 0; i < s->nargs; i++)
-        if (c->types[i] != s->types[i] || strcmp(fdr__str(c->names[i]), names[i]) != 0)
+        if (c->types[i] != fdr__class_type(s->types[i]) ||
+            strcmp(fdr__str(c->names[i]), names[i]) != 0)
             return 0;
     return 1;
 }
@@ -297,7 +298,7 @@ static uint16_t class_for(const struct fdr__site *s)
     c->format = intern_str(s->format);
     c->file = intern_str(s->file);
     for (unsigned i = 0; i < s->nargs; i++) {
-        c->types[i] = s->types[i];
+        c->types[i] = fdr__class_type(s->types[i]);
         c->names[i] = intern_str(names[i]);
     }
     hash_next[c->id] = hash_head[h];

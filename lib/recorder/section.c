@@ -57,7 +57,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <pthread.h>
-#include <linux/membarrier.h>
+#include "recorder/kernel.h" /* membarrier: musl has no linux/ headers */
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -67,6 +67,8 @@
 #include <unistd.h>
 
 #include "fdr/fdr.h"
+#include "recorder/buffer.h"
+#include "recorder/clock.h"
 #include "recorder/config.h"
 #include "recorder/section.h"
 #include "recorder/writer.h"
@@ -357,4 +359,36 @@ bool fdr_is_in_tracing_section(fdr_thread_t *thread)
 volatile const uint32_t *fdr_is_in_tracing_section_ptr(fdr_thread_t *thread)
 {
     return thread ? &thread_of(thread)->in_section : NULL;
+}
+
+/* Moves every thread that has not moved to the current routes yet, on its
+ * behalf (writer.h): here, above writer.c, because it stops the writers. */
+int fdr__writers_move(int idle_only)
+{
+    pthread_mutex_lock(&fdr__writers_lock);
+    uint32_t gen = __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE);
+    int any = 0;
+    for (struct fdr__writer *w = fdr__writers; w && !any; w = w->next)
+        any = fdr__writer_behind(w, gen, idle_only);
+    pthread_mutex_unlock(&fdr__writers_lock);
+    if (!any)
+        return 0;
+    /* Held, an event that comes meanwhile waits in the slow path for the
+     * move (it is not lost, as it would be while only paused). */
+    fdr__writers_hold(1);
+    pthread_mutex_lock(&fdr__writers_lock);
+    int moved = 0;
+    if (fdr__section_quiesce() == 0) {
+        uint64_t now = fdr__now();
+        gen = __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE);
+        for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+            if (fdr__writer_behind(w, gen, idle_only)) {
+                fdr__writer_move_now(w, now);
+                moved++;
+            }
+        fdr__section_resume();
+    }
+    pthread_mutex_unlock(&fdr__writers_lock);
+    fdr__writers_hold(0);
+    return moved;
 }

@@ -33,6 +33,12 @@
  * older ones), and the first real packet's cumulative discarded count as
  * discarded events.
  *
+ * Both also write <dir>/.fdr-spans: the spans open at that moment
+ * (fdr/span.h), one text line per thread inside any and one per async span
+ * whose begin the rings hold and whose end they do not
+ * (fdr__spans_open_text, also the crash dump's lines); babeltrace2 skips
+ * files whose name starts with '.'.
+ *
  * fdr__snapshot_write_live() is the same writing, straight from the rings,
  * for the crash handler: only open/write/close/mkdir, no malloc, no stdio,
  * no lock (its caller stopped the writers). The signal trigger
@@ -43,7 +49,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/futex.h>
+#include "recorder/kernel.h" /* futex: musl has no linux/ headers */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +60,7 @@
 #include "fdr/fdr.h"
 #include "common/drain.h"
 #include "common/format.h"
+#include "common/iter.h"
 #include "common/signal.h"
 #include "common/validate.h"
 #include "recorder/buffer.h"
@@ -63,8 +70,10 @@
 #include "recorder/flight.h"
 #include "recorder/init.h"
 #include "recorder/metadata.h"
+#include "recorder/registry.h"
 #include "recorder/section.h"
 #include "recorder/writer.h"
+#include "common/pathwalk.h"
 #include "common/tracedir.h"
 
 /* What to write of one buffer. */
@@ -149,6 +158,9 @@ static int write_stream(int dir_fd, struct plan *pl)
         return fd;
     int r = 0;
     int anchored = 0;
+    struct fdr__classes t;
+    struct fdr__stream_state st = {0, 0, 0, fdr__now_bound()};
+    fdr__registry_classes(&t);
     for (uint64_t k = 0; k <= pl->count && r == 0; k++) {
         struct fdr__pkt hdr;
         const char *pkt = plan_packet(pl, k);
@@ -157,10 +169,21 @@ static int write_stream(int dir_fd, struct plan *pl)
                 pl->skipped++;
                 continue;
             }
-        } else if (pl->partial)
+        } else if (pl->partial) {
+            /* Open: closed here after its last good event. */
+            uint64_t last;
             hdr = pl->partial_hdr;
-        else
+            size_t good = fdr__packet_prefix(pkt, hdr.content_size / 8, &hdr, &t,
+                                             hdr.ts_end, &last);
+            hdr.content_size = (uint64_t)good * 8;
+        } else
             break;
+        /* Events, times and order too (validate.h): a packet a reader
+         * would stop at is left out, the gap in sequence numbers says so. */
+        if (fdr__packet_valid(pkt, &hdr, &t, &st) < 0) {
+            pl->skipped++;
+            continue;
+        }
         if (!anchored && hdr.seq > 0) {
             /* See "Gaps" in the file comment. */
             struct fdr__pkt anchor = hdr;
@@ -183,8 +206,267 @@ static int write_stream(int dir_fd, struct plan *pl)
     return r;
 }
 
-int fdr__snapshot_write_live(int dir_fd, struct fdr__skips *sk)
+static void put(char *b, size_t cap, size_t *n, const char *s)
 {
+    size_t k = strlen(s);
+    if (k > cap - *n)
+        k = cap - *n;
+    memcpy(b + *n, s, k);
+    *n += k;
+}
+
+static void put_num(char *b, size_t cap, size_t *n, uint64_t v)
+{
+    char num[24];
+    num[fdr__fmt_u64(num, v, 10, 0)] = 0;
+    put(b, cap, n, num);
+}
+
+/* provider:event of class c, "?" when unknown. */
+static void put_name(char *b, size_t cap, size_t *n, const struct fdr__classes *t,
+                     const struct fdr__class *c)
+{
+    put(b, cap, n, c ? fdr__classes_str(t, c->provider) : "?");
+    put(b, cap, n, c ? ":" : "");
+    put(b, cap, n, c ? fdr__classes_str(t, c->event) : "");
+}
+
+/* Ends line[0..k) with a newline and appends it to buf (cap, *n used) if
+ * it fits whole; 0 when it does not. */
+static int put_line(char *buf, size_t cap, size_t *n, char *line, size_t k)
+{
+    line[k++] = '\n';
+    if (k > cap - *n)
+        return 0;
+    memcpy(buf + *n, line, k);
+    *n += k;
+    return 1;
+}
+
+static size_t thread_spans_text(char *buf, size_t cap, const char *prefix,
+                                const struct fdr__classes *t)
+{
+    size_t n = 0;
+    for (const struct fdr__writer *w = fdr__writers; w; w = w->next) {
+        const struct fdr__thread *th = w->self;
+        uint32_t d = __atomic_load_n(&th->span_depth, __ATOMIC_RELAXED);
+        if (!d)
+            continue;
+        char line[1024];
+        size_t k = 0, lcap = sizeof line - 1;
+        put(line, lcap, &k, prefix);
+        put(line, lcap, &k, "spans open in thread ");
+        put_num(line, lcap, &k, (uint64_t)w->tid);
+        put(line, lcap, &k, ":");
+        for (uint32_t i = 0; i < d && i < FDR__SPAN_KEEP; i++) {
+            uint16_t id = __atomic_load_n(&th->span_ids[i], __ATOMIC_RELAXED);
+            put(line, lcap, &k, i ? " > " : " ");
+            put_name(line, lcap, &k, t, fdr__classes_get(t, id));
+        }
+        if (d > FDR__SPAN_KEEP) {
+            put(line, lcap, &k, " > ... (");
+            put_num(line, lcap, &k, d - FDR__SPAN_KEEP);
+            put(line, lcap, &k, " deeper, not kept)");
+        }
+        if (!put_line(buf, cap, &n, line, k))
+            break; /* whole lines only */
+    }
+    return n;
+}
+
+/* ---- async spans open: paired from the rings -------------------------------- */
+
+/* Why from the rings: an async span may end on another thread, so a table
+ * of the open ones would be shared by the threads and each begin and end
+ * would write into it (an atomic read-modify-write, or a lock): the fast
+ * path would cost more than two events. The rings already hold every begin
+ * and end, with the thread and the time; the crash dump and the snapshot
+ * (writers stopped) pair them here. What the rings no longer hold is not
+ * known: a span whose begin was overwritten is not listed, and one whose
+ * end may have been overwritten (a ring lost packets recorded after the
+ * begin) is listed with that said. */
+
+/* 1 for an async begin, 2 for an async end, 0 for any other class. */
+static int async_kind(const struct fdr__classes *t, const struct fdr__class *c)
+{
+    if (!c || c->nfields < 1 || c->types[0] != FDR__T_U64)
+        return 0;
+    const char *f = fdr__classes_str(t, c->names[0]);
+    return strcmp(f, "span_async_begin") == 0 ? 1
+           : strcmp(f, "span_async_end") == 0 ? 2
+                                              : 0;
+}
+
+struct async_walk {
+    struct fdr__async_seen *work;
+    size_t n;
+    int full;          /* more than FDR__ASYNC_WORK */
+    uint64_t lost_end; /* ring packets overwritten up to this time */
+};
+
+static void async_packet(struct async_walk *w, const struct fdr__classes *t,
+                         const char *pkt, const struct fdr__pkt *hdr)
+{
+    struct fdr__iter it;
+    struct fdr__event ev;
+    fdr__iter_init(&it, pkt, hdr->content_size / 8, t);
+    while (fdr__iter_next(&it, &ev) > 0) {
+        int k = async_kind(t, ev.c);
+        if (!k || ev.len < 8)
+            continue;
+        if (w->n == FDR__ASYNC_WORK) {
+            w->full = 1;
+            return;
+        }
+        struct fdr__async_seen *a = &w->work[w->n];
+        memcpy(&a->id, ev.payload, 8);
+        a->ts = ev.ts;
+        a->tid = hdr->tid;
+        a->order = (uint32_t)w->n++;
+        a->cls = ev.id;
+        a->end = k == 2;
+    }
+}
+
+/* The async span events of buffer b, oldest first (writers quiesced). */
+static void async_buffer(struct async_walk *w, const struct fdr__classes *t,
+                         struct fdr__buf *b, uint64_t now)
+{
+    struct plan pl;
+    plan_buffer(&pl, b, now);
+    if (pl.bad_ring)
+        return;
+    struct fdr__pkt hdr;
+    for (uint64_t k = 0; k < pl.count && !w->full; k++) {
+        const char *pkt = plan_packet(&pl, k);
+        if (fdr__pkt_check(pkt, &b->geom, pl.first + k, &hdr) < 0)
+            continue;
+        if (k == 0 && pl.first > 0 && hdr.ts_begin > w->lost_end)
+            w->lost_end = hdr.ts_begin; /* packets before it were overwritten */
+        async_packet(w, t, pkt, &hdr);
+    }
+    if (pl.partial && !w->full) {
+        const char *pkt = plan_packet(&pl, pl.count);
+        uint64_t last;
+        hdr = pl.partial_hdr;
+        hdr.content_size = (uint64_t)fdr__packet_prefix(pkt, hdr.content_size / 8, &hdr,
+                                                        t, hdr.ts_end, &last) *
+                           8;
+        async_packet(w, t, pkt, &hdr);
+    }
+}
+
+/* Whether classes a and b are the one name provider:event (a begin and
+ * its end are sites, so classes, of their own). */
+static int same_name(const struct fdr__classes *t, uint16_t a, uint16_t b)
+{
+    const struct fdr__class *ca = fdr__classes_get(t, a), *cb = fdr__classes_get(t, b);
+    return a == b ||
+           (ca && cb &&
+            strcmp(fdr__classes_str(t, ca->provider),
+                   fdr__classes_str(t, cb->provider)) == 0 &&
+            strcmp(fdr__classes_str(t, ca->event), fdr__classes_str(t, cb->event)) == 0);
+}
+
+static int async_after(const struct fdr__async_seen *a, const struct fdr__async_seen *b)
+{
+    return a->ts != b->ts ? a->ts > b->ts : a->order > b->order;
+}
+
+static size_t async_spans_text(char *buf, size_t cap, const char *prefix,
+                               const struct fdr__classes *t, struct fdr__async_seen *work)
+{
+    struct async_walk w = {work, 0, 0, 0};
+    uint64_t now = fdr__now();
+    uint32_t nb = fdr__buf_count();
+    for (uint32_t i = 0; i < nb && !w.full; i++)
+        if (fdr__buf_at(i))
+            async_buffer(&w, t, fdr__buf_at(i), now);
+    char line[1024];
+    size_t k = 0, n = 0, lcap = sizeof line - 1;
+    if (w.full) {
+        put(line, lcap, &k, prefix);
+        put(line, lcap, &k, "async spans open: not known (the rings hold more than ");
+        put_num(line, lcap, &k, FDR__ASYNC_WORK);
+        put(line, lcap, &k, " async span events)");
+        put_line(buf, cap, &n, line, k);
+        return n;
+    }
+    /* In time order (shell sort: in place, no recursion). */
+    for (size_t gap = w.n / 2; gap > 0; gap /= 2)
+        for (size_t i = gap; i < w.n; i++) {
+            struct fdr__async_seen tmp = work[i];
+            size_t j = i;
+            for (; j >= gap && async_after(&work[j - gap], &tmp); j -= gap)
+                work[j] = work[j - gap];
+            work[j] = tmp;
+        }
+    /* Pair: work[0..open) are the begins not ended yet, in begin order. An
+     * end without its begin closes nothing; a begin of an id already open
+     * (reused) replaces it. */
+    size_t open = 0;
+    for (size_t i = 0; i < w.n; i++) {
+        struct fdr__async_seen e = work[i];
+        size_t j = 0;
+        while (j < open && (work[j].id != e.id || !same_name(t, work[j].cls, e.cls)))
+            j++;
+        if (j < open) {
+            memmove(&work[j], &work[j + 1], (open - j - 1) * sizeof *work);
+            open--;
+        }
+        if (!e.end)
+            work[open++] = e;
+    }
+    for (size_t i = 0; i < open; i++) {
+        k = 0;
+        put(line, lcap, &k, prefix);
+        put(line, lcap, &k, "async span open: ");
+        put_name(line, lcap, &k, t, fdr__classes_get(t, work[i].cls));
+        put(line, lcap, &k, " id=");
+        put_num(line, lcap, &k, work[i].id);
+        put(line, lcap, &k, " (begun in thread ");
+        put_num(line, lcap, &k, work[i].tid);
+        put(line, lcap, &k,
+            work[i].ts < w.lost_end ? "; its end may have been overwritten)" : ")");
+        if (!put_line(buf, cap, &n, line, k))
+            break; /* whole lines only */
+    }
+    return n;
+}
+
+size_t fdr__spans_open_text(char *buf, size_t cap, const char *prefix,
+                            struct fdr__async_seen *work)
+{
+    struct fdr__classes t;
+    fdr__registry_classes(&t);
+    size_t n = thread_spans_text(buf, cap, prefix, &t);
+    return n + async_spans_text(buf + n, cap - n, prefix, &t, work);
+}
+
+/* Writes the n bytes of text as <dir>/.fdr-spans (replaced). */
+static int spans_file(int dir_fd, const char *text, size_t n)
+{
+    int fd = openat(dir_fd, ".fdr-spans",
+                    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    int r = 0;
+    for (size_t at = 0; at < n && r == 0;) {
+        ssize_t k = write(fd, text + at, n - at);
+        if (k < 0 && errno != EINTR)
+            r = -errno;
+        else if (k > 0)
+            at += (size_t)k;
+    }
+    if (close(fd) < 0 && r == 0)
+        r = -errno;
+    return r;
+}
+
+int fdr__snapshot_write_live(int dir_fd, struct fdr__skips *sk, const char *spans,
+                             size_t spans_n)
+{
+    int sr = spans_file(dir_fd, spans, spans_n);
     static char meta_buf[8192]; /* one crash at a time (crash.c) */
     static struct plan pl;
     int r = fdr__metadata_write(dir_fd, meta_buf, sizeof meta_buf);
@@ -203,7 +485,7 @@ int fdr__snapshot_write_live(int dir_fd, struct fdr__skips *sk)
         sk->rings += (uint64_t)pl.bad_ring;
         sk->packets += pl.skipped;
     }
-    return r;
+    return r ? r : sr;
 }
 
 /* ---- fdr_snapshot ------------------------------------------------------------ */
@@ -226,17 +508,22 @@ static int snapshot_at(int dir_fd, const char *dir)
         total += (size_t)g->n_packets * g->packet_size;
     }
     char *copy = total ? malloc(total) : NULL;
-    if (!plans || (total && !copy)) {
+    struct fdr__async_seen *work = malloc(FDR__ASYNC_WORK * sizeof *work);
+    if (!plans || (total && !copy) || !work) {
         pthread_mutex_unlock(&fdr__writers_lock);
         pthread_mutex_unlock(&snap_lock);
         free(plans);
         free(copy);
+        free(work);
         return -ENOMEM;
     }
+    char spans_buf[16384];
+    size_t spans_n = 0;
     r = fdr__section_quiesce();
     if (r == 0) {
         uint64_t now = fdr__now();
         char *at = copy;
+        spans_n = fdr__spans_open_text(spans_buf, sizeof spans_buf, "", work);
         for (uint32_t i = 0; i < n; i++) {
             struct plan *pl = &plans[i];
             struct fdr__buf *b = fdr__buf_at(i);
@@ -255,6 +542,9 @@ static int snapshot_at(int dir_fd, const char *dir)
     if (r == 0) {
         char meta_buf[8192];
         r = fdr__metadata_write(dir_fd, meta_buf, sizeof meta_buf);
+        int sr = spans_file(dir_fd, spans_buf, spans_n);
+        if (r == 0)
+            r = sr;
         struct fdr__skips sk = {0, 0};
         for (uint32_t i = 0; i < n; i++) {
             int s = write_stream(dir_fd, &plans[i]);
@@ -271,6 +561,7 @@ static int snapshot_at(int dir_fd, const char *dir)
     pthread_mutex_unlock(&snap_lock);
     free(copy);
     free(plans);
+    free(work);
     return r;
 }
 
@@ -346,7 +637,8 @@ static void *helper_main(void *arg)
         }
         if (r < 0)
             fdr__warn("snapshot on signal into %s/%s failed: %s", base, name,
-                      r == -EPERM ? "it belongs to another user" : strerror(-r));
+                      r == -EPERM ? "it belongs to another user"
+                                  : fdr__pathwalk_strerror(-r));
         else
             fdr__warn("snapshot written to %s/%s", base, name);
     }

@@ -38,7 +38,23 @@
 #include "recorder/config.h"
 #include "recorder/init.h"
 #include "recorder/registry.h"
+#include "recorder/self.h"
 #include "recorder/tunable.h"
+
+static void self_no_tunable(const char *name, double value)
+{
+    (void)name;
+    (void)value;
+}
+
+static void self_no_change(const char *event, const char *what, int on)
+{
+    (void)event;
+    (void)what;
+    (void)on;
+}
+
+struct fdr__self_hooks fdr__self_hooks = {self_no_tunable, self_no_change};
 
 #define MAX_TUNABLES 1024
 #define NAME_LEN 64
@@ -309,9 +325,16 @@ void fdr__unregister_tunables(struct fdr__tunable *const *begin,
     pthread_mutex_unlock(&lock);
 }
 
-void fdr__tunables_apply(const struct fdr__rules *r, const char *origin, int ready)
+void fdr__tunables_apply(const struct fdr__rules *r, const char *origin, int ready,
+                         int record)
 {
     size_t n = fdr__rules_tunable_count(r);
+    /* The values taken, recorded once the lock is left (self.h). */
+    struct {
+        char name[NAME_LEN];
+        double value;
+    } taken[16];
+    size_t n_taken = 0;
     pthread_mutex_lock(&lock);
     for (size_t k = 0; k < n; k++) {
         const char *name = NULL, *text = NULL;
@@ -326,10 +349,16 @@ void fdr__tunables_apply(const struct fdr__rules *r, const char *origin, int rea
         int i = find(name);
         if (i >= 0 && table[i].declared) {
             int rc = set_value(&table[i], is_integer, ll, dbl);
-            if (rc < 0)
+            if (rc < 0) {
                 warn_refused(origin, item, &table[i], rc);
-            else
-                publish((uint32_t)i);
+                continue;
+            }
+            publish((uint32_t)i);
+            if (record && n_taken < sizeof taken / sizeof *taken) {
+                memcpy(taken[n_taken].name, table[i].name, NAME_LEN);
+                taken[n_taken++].value =
+                    table[i].is_double ? table[i].value_double : (double)table[i].value;
+            }
             continue;
         }
         /* Not declared (yet): keep it for a later declaration. */
@@ -354,6 +383,8 @@ void fdr__tunables_apply(const struct fdr__rules *r, const char *origin, int rea
         pv->warned = (uint8_t)ready;
     }
     pthread_mutex_unlock(&lock);
+    for (size_t k = 0; k < n_taken; k++)
+        fdr__self_hooks.tunable(taken[k].name, taken[k].value);
 }
 
 void fdr__tunables_check_unknown(void)

@@ -12,8 +12,11 @@ struct fdr__rules;
 void fdr__tunables_add(struct fdr__tunable *const *begin,
                        struct fdr__tunable *const *end);
 /* Applies the NAME=VALUE items of r; warns (origin) about bad ones, and
- * about unknown names once `ready` (every name known, control.c). */
-void fdr__tunables_apply(const struct fdr__rules *r, const char *origin, int ready);
+ * about unknown names once `ready` (every name known, control.c). With
+ * `record`, each value taken is an fdr:tunable event (self.h; at most 16
+ * per call: a controller's spec sets one). */
+void fdr__tunables_apply(const struct fdr__rules *r, const char *origin, int ready,
+                         int record);
 /* Warns (once each) about values set for tunables nothing declared. */
 void fdr__tunables_check_unknown(void);
 void fdr__tunables_help(void);

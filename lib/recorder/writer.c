@@ -31,6 +31,9 @@
  * and the next event of each thread, in the slow path, closes its packet
  * and takes a ring of the route (or its own ring back). No thread ever
  * writes into another's ring, and no test is added to the fast path.
+ * A thread that records nothing more is moved by fdr's own thread
+ * (fdr__writers_move, with every writer held and stopped), as flush
+ * closes the packets of others.
  *
  * At thread exit (a pthread key destructor) the open packet is closed and
  * the buffer goes back to the pool: ten thousand short threads reuse a
@@ -39,6 +42,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -48,6 +52,7 @@
 #include "fdr/fdr.h"
 #include "common/iter.h"
 #include "recorder/buffer.h"
+#include "recorder/clock.h"
 #include "recorder/config.h"
 #include "recorder/print.h"
 #include "recorder/registry.h"
@@ -67,6 +72,7 @@ static int no_drain(int refresh)
     return 0;
 }
 struct fdr__writer_hooks fdr__writer_hooks = {no_hook, no_drain, no_hook, no_hook};
+void (*fdr__writer_settle_hook)(void) = no_hook;
 
 static pthread_key_t writer_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
@@ -126,6 +132,7 @@ static struct fdr__writer *writer_create(struct fdr__thread *t)
     w->self = t;
     w->tid = fdr__gettid();
     w->user_enabled = 1;
+    w->took_at = fdr__now();
     pthread_mutex_lock(&fdr__writers_lock);
     w->buf = w->local = fdr__buf_get();
     w->route_gen = 0; /* != fdr__route_gen once a route was set: moves at once */
@@ -164,14 +171,13 @@ static void fill_header(const struct fdr__writer *w, const struct fdr__buf *b,
                         struct fdr__pkt *p, uint64_t seq, uint64_t now,
                         uint64_t discarded)
 {
-    const struct fdr__buf_hdr *h = b->hdr;
     p->magic = FDR__CTF_MAGIC;
     memcpy(p->uuid, fdr__trace_uuid, 16);
-    p->stream_instance_id = h->index;
+    p->stream_instance_id = b->geom.index;
     p->ts_begin = now;
     p->ts_end = now;
     p->content_size = sizeof *p * 8;
-    p->packet_size = (uint64_t)h->packet_size * 8;
+    p->packet_size = (uint64_t)b->geom.packet_size * 8;
     p->seq = seq;
     p->discarded = discarded;
     p->pid = (uint32_t)fdr__pid;
@@ -181,17 +187,24 @@ static void fill_header(const struct fdr__writer *w, const struct fdr__buf *b,
     memcpy(p->thread_name, name, 16);
 }
 
-static int ring_full(struct fdr__buf_hdr *h)
+/* Every size and count the writer uses is the buffer's geometry as it was
+ * made (b->geom), never the header page's copy: a program that writes over
+ * its ring must not make the writer write outside it (issue 25). The
+ * header's counters (produced, consumed) only ever pick a slot modulo
+ * n_packets. */
+static int ring_full(const struct fdr__buf *b)
 {
+    const struct fdr__buf_hdr *h = b->hdr;
     /* The mode of an own ring changes once, at the end of the
      * registration window (buffer.c, fdr__buf_window_end). */
     return __atomic_load_n(&h->mode, __ATOMIC_RELAXED) == FDR__MODE_DISCARD &&
-           h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) >= h->n_packets;
+           h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) >=
+               b->geom.n_packets;
 }
 
 static char *tail_of(const struct fdr__writer *w)
 {
-    return (char *)w->pkt + w->buf->hdr->packet_size - FDR__PKT_TAIL;
+    return (char *)w->pkt + w->buf->geom.packet_size - FDR__PKT_TAIL;
 }
 
 /* Lets the fast path write below `tail` again. A controller may pause this
@@ -200,6 +213,11 @@ static char *tail_of(const struct fdr__writer *w)
  * store, or this thread sees the pause below and pulls `end` down itself. */
 static void set_end(struct fdr__thread *t, char *tail)
 {
+    /* The packet's time limit first: `end` lets the fast path in. */
+    const struct fdr__writer *w = t->writer;
+    if (w && w->pkt)
+        __atomic_store_n(&t->limit, w->pkt->ts_begin + FDR__TS_SPAN - 1,
+                         __ATOMIC_RELAXED);
     __atomic_store_n(&t->end, tail, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     /* The same for a change of route (fdr__writers_reroute stores the
@@ -220,7 +238,12 @@ static void set_end(struct fdr__thread *t, char *tail)
 
 void fdr__writers_hold(int on)
 {
-    __atomic_store_n(&fdr__route_hold, (uint32_t)on, __ATOMIC_RELAXED);
+    /* A count: fdrd's thread and an exiting one (fdr__writers_move) may
+     * hold at the same time, and one must not let go of the other's. */
+    if (on)
+        __atomic_add_fetch(&fdr__route_hold, 1, __ATOMIC_RELAXED);
+    else
+        __atomic_sub_fetch(&fdr__route_hold, 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with set_end's */
     pthread_mutex_lock(&fdr__writers_lock);
     for (struct fdr__writer *w = fdr__writers; w; w = w->next)
@@ -263,22 +286,22 @@ static void publish(struct fdr__buf_hdr *h, const struct fdr__pkt *p)
 static int open_packet(struct fdr__writer *w, uint64_t now)
 {
     struct fdr__buf_hdr *h = w->buf->hdr;
-    if (ring_full(h)) {
+    if (ring_full(w->buf)) {
         kick(w);
         return -ENOSPC;
     }
     uint64_t discarded = discarded_total(h);
     if (h->produced == 0 && discarded != 0) {
-        struct fdr__pkt *p0 = (struct fdr__pkt *)fdr__buf_slot(h, 0);
+        struct fdr__pkt *p0 = (struct fdr__pkt *)fdr__buf_slot(w->buf, 0);
         fill_header(w, w->buf, p0, 0, now, 0);
         publish(h, p0);
-        if (ring_full(h))
+        if (ring_full(w->buf))
             return -ENOSPC;
     }
     uint64_t seq = h->produced;
     if (w->route_wanting && seq >= w->buf->geom.n_packets)
         want_gone(w, seq - w->buf->geom.n_packets);
-    struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(h, seq);
+    struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(w->buf, seq);
     w->pkt = p;
     /* The tail first: a reader that sees the new header (seq) also sees
      * that nothing of it is committed yet, not the slot's last use. */
@@ -319,7 +342,7 @@ static void close_packet(struct fdr__writer *w, uint64_t now, int even_empty)
     publish(h, p);
     if (__atomic_load_n(&h->mode, __ATOMIC_RELAXED) == FDR__MODE_DISCARD &&
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_RELAXED)) * 2 >=
-            h->n_packets)
+            w->buf->geom.n_packets)
         kick(w);
 }
 
@@ -371,44 +394,46 @@ static void lane_close(const struct fdr__writer *w, struct fdr__lane *l, uint64_
     publish(h, p);
     if (h->mode == FDR__MODE_DISCARD &&
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_RELAXED)) * 2 >=
-            h->n_packets)
+            l->buf->geom.n_packets)
         fdr__buf_ring_bell();
 }
 
-/* Room for `total` bytes in lane l, as make_room does for the primary. */
+/* Room for `total` bytes in lane l, in a packet that holds the time `now`
+ * (fastpath.h, FDR__TS_SPAN), as make_room does for the primary. */
 static char *lane_room(const struct fdr__writer *w, struct fdr__lane *l, size_t total,
                        uint64_t now)
 {
     struct fdr__buf_hdr *h = l->buf->hdr;
-    if (total > FDR__PKT_ROOM(h->packet_size))
+    if (total > FDR__PKT_ROOM(l->buf->geom.packet_size))
         return NULL;
     if (l->pkt) {
-        if ((size_t)(lane_tail(l) - l->pos) >= total)
+        if ((size_t)(lane_tail(l) - l->pos) >= total &&
+            (now < l->floor ? l->floor : now) < l->pkt->ts_begin + FDR__TS_SPAN)
             return l->pos;
         lane_close(w, l, now);
     }
-    if (ring_full(h)) {
+    if (ring_full(l->buf)) {
         fdr__buf_ring_bell();
         return NULL;
     }
     uint64_t discarded = discarded_total(h);
     if (h->produced == 0 && discarded != 0) {
-        struct fdr__pkt *p0 = (struct fdr__pkt *)fdr__buf_slot(h, 0);
+        struct fdr__pkt *p0 = (struct fdr__pkt *)fdr__buf_slot(l->buf, 0);
         fill_header(w, l->buf, p0, 0, now, 0);
         publish(h, p0);
-        if (ring_full(h))
+        if (ring_full(l->buf))
             return NULL;
     }
     /* As make_room: not before the ring's last packet (another thread's);
      * lanes_copy gives its events that time too. */
     l->floor = 0;
     if (h->produced)
-        l->floor =
-            ((const struct fdr__pkt *)(const void *)fdr__buf_slot(h, h->produced - 1))
-                ->ts_end;
+        l->floor = ((const struct fdr__pkt *)(const void *)fdr__buf_slot(l->buf,
+                                                                         h->produced - 1))
+                       ->ts_end;
     if (now < l->floor)
         now = l->floor;
-    struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(h, h->produced);
+    struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(l->buf, h->produced);
     l->pkt = p;
     l->tail = (char *)p + l->buf->geom.packet_size - FDR__PKT_TAIL;
     struct fdr__pkt_tail *tl = (struct fdr__pkt_tail *)(void *)lane_tail(l);
@@ -420,25 +445,23 @@ static char *lane_room(const struct fdr__writer *w, struct fdr__lane *l, size_t 
     return l->pos;
 }
 
-/* Copies the event [start, end) into the lanes of `sel`. */
+/* Copies the event [start, end) of time `now` into the lanes of `sel`. */
 static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
-                       const char *end)
+                       const char *end, uint64_t now)
 {
-    uint64_t now;
-    memcpy(&now, start + 2, 8);
     size_t len = (size_t)(end - start);
     for (; sel; sel &= sel - 1) {
         struct fdr__lane *l = &w->lane[__builtin_ctz(sel)];
-        char *p = l->pkt && (size_t)(lane_tail(l) - l->pos) >= len
-                      ? l->pos /* the common case: room in the open packet */
-                      : lane_room(w, l, len, now);
+        char *p = lane_room(w, l, len, now);
         if (!p) {
             l->buf->hdr->discarded++;
             continue;
         }
         memcpy(p, start, len);
-        if (now < l->floor)
-            memcpy(p + 2, &l->floor, 8);
+        if (now < l->floor) {
+            uint32_t low = (uint32_t)l->floor;
+            memcpy(p + 2, &low, 4);
+        }
         l->pos = p + len;
         /* As fdr__commit: the committed position, after the event. */
         __atomic_store_n((uint64_t *)(void *)lane_tail(l) + 1,
@@ -452,12 +475,12 @@ static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
  * time; packets of other threads (the ring was theirs before) stay. For a
  * trace started before the process registered (FDR__ROUTE_BACKFILL): the
  * program's first events are not lost to it. */
-static void backfill(struct fdr__writer *w, uint32_t slots, uint64_t since,
-                     uint64_t lost0)
+/* The slots whose ring no thread used yet: the past is copied into
+ * those. A ring another thread used already holds later events: its
+ * stream's time would run backwards. Into such a ring the past is counted
+ * as discarded instead (the ring came back from a thread that ended). */
+static uint32_t fresh_slots(const struct fdr__writer *w, uint32_t slots)
 {
-    /* A ring another thread used already holds later events: its stream's
-     * time would run backwards. Into such a ring the past is counted as
-     * discarded instead (the ring came back from a thread that ended). */
     uint32_t fresh = 0;
     for (uint32_t s = slots; s; s &= s - 1) {
         const struct fdr__buf_hdr *lh = w->lane[__builtin_ctz(s)].buf->hdr;
@@ -465,6 +488,22 @@ static void backfill(struct fdr__writer *w, uint32_t slots, uint64_t since,
             !w->lane[__builtin_ctz(s)].pkt)
             fresh |= s & -s;
     }
+    return fresh;
+}
+
+/* FDR_TEST_KILL_HANDING (tests only): SIGKILL once the past's copy made
+ * that many events, or before its mark (reroute). */
+static void handing_kill(uint64_t copied)
+{
+    if (fdr__cfg.test_kill_handing && copied >= fdr__cfg.test_kill_handing)
+        raise(SIGKILL);
+}
+
+static void backfill(struct fdr__writer *w, uint32_t slots, uint64_t since,
+                     uint64_t lost0, uint64_t extra)
+{
+    uint32_t fresh = fresh_slots(w, slots);
+    uint64_t copied = 0;
     const struct fdr__buf *b = w->local;
     const struct fdr__buf_hdr *h = b->hdr;
     struct fdr__classes t;
@@ -485,9 +524,11 @@ static void backfill(struct fdr__writer *w, uint32_t slots, uint64_t since,
                 continue;
             uint32_t sel =
                 __atomic_load_n(&fdr__class_sel[ev.id], __ATOMIC_RELAXED) & slots;
-            if (sel & fresh)
+            if (sel & fresh) {
                 lanes_copy(w, sel & fresh, ev.payload - FDR__EVENT_HEADER_SIZE,
-                           ev.payload + ev.len);
+                           ev.payload + ev.len, ev.ts);
+                handing_kill(++copied);
+            }
             for (uint32_t u = sel & ~fresh; u; u &= u - 1)
                 w->lane[__builtin_ctz(u)].buf->hdr->discarded++;
         }
@@ -495,7 +536,7 @@ static void backfill(struct fdr__writer *w, uint32_t slots, uint64_t since,
     /* What it lost meanwhile (a full ring, a snapshot, the change of
      * route itself) is counted in each: of every class, so perhaps more
      * than the trace would have taken, never less. */
-    uint64_t lost = discarded_total(h) - lost0;
+    uint64_t lost = discarded_total(h) - lost0 + extra;
     for (uint32_t s = slots; s && lost; s &= s - 1) {
         struct fdr__lane *l = &w->lane[__builtin_ctz(s)];
         l->buf->hdr->discarded += lost;
@@ -506,6 +547,37 @@ static void backfill(struct fdr__writer *w, uint32_t slots, uint64_t since,
         if (!l->pkt)
             lane_room(w, l, 0, fdr__now());
     }
+}
+
+uint64_t fdr__writer_dead_lost(const struct fdr__buf *b)
+{
+    const struct fdr__buf_hdr *h = b->hdr;
+    uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+    uint64_t consumed = __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE);
+    uint64_t n = b->geom.n_packets;
+    if (consumed > produced || produced - consumed > n)
+        consumed = produced > n ? produced - n : 0; /* overwrite mode */
+    /* Discards: cumulative in each packet; the stream file holds the
+     * count of its last packet, what fdrd stored with `consumed`. */
+    uint64_t lost = discarded_total(h) - (consumed ? h->out_reported : 0);
+    if (discarded_total(h) < (consumed ? h->out_reported : 0))
+        lost = 0;
+    if (produced) /* a ring never used has no stream file */
+        fdr__buf_dead_counted(b->route, b->geom.index, consumed);
+    struct fdr__classes t;
+    fdr__registry_classes(&t);
+    for (uint64_t seq = consumed; seq < produced; seq++) {
+        struct fdr__pkt hdr;
+        const char *slot = fdr__ring_slot(h, &b->geom, seq);
+        if (fdr__pkt_check(slot, &b->geom, seq, &hdr) < 0)
+            continue;
+        struct fdr__iter it;
+        struct fdr__event ev;
+        fdr__iter_init(&it, slot, hdr.content_size / 8, &t);
+        while (fdr__iter_next(&it, &ev) > 0)
+            lost++;
+    }
+    return lost;
 }
 
 /* Events of this thread's own ring, in packet seq (about to be reused),
@@ -563,13 +635,17 @@ static void reroute(struct fdr__writer *w, uint64_t now)
         w->pslot = 0;
     }
     uint32_t was = w->route_wanting, late = 0;
-    w->route_wanting = 0;
+    __atomic_store_n(&w->route_wanting, 0,
+                     __ATOMIC_RELAXED); /* fdr__writers_move reads */
     for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
         struct fdr__lane *l = &w->lane[i];
         uint32_t route = __atomic_load_n(&fdr__routes[i], __ATOMIC_ACQUIRE);
         if (l->buf) {
             lane_close(w, l, now);
             if (!(on >> i & 1) || l->buf->route != route) {
+                if (l->buf->route <=
+                    __atomic_load_n(&fdr__route_dead_max, __ATOMIC_RELAXED))
+                    w->carry[i] += fdr__writer_dead_lost(l->buf);
                 fdr__buf_put_routed(l->buf);
                 l->buf = NULL;
             }
@@ -583,7 +659,8 @@ static void reroute(struct fdr__writer *w, uint64_t now)
             if (l->buf) {
                 late |= was & 1u << i;
             } else {
-                w->route_wanting |= 1u << i;
+                __atomic_store_n(&w->route_wanting, w->route_wanting | 1u << i,
+                                 __ATOMIC_RELAXED);
                 if (!(was >> i & 1)) {
                     /* From now on; or from the start when the route
                      * takes its past too (backfill, below, once a ring
@@ -612,18 +689,47 @@ static void reroute(struct fdr__writer *w, uint64_t now)
         }
     }
     if (past) {
-        backfill(w, past, 0, w->local_lost0);
+        /* The copy under way, marked before it (ring.h, handing_tid): a
+         * kill before the mark below leaves fdrd to drop what reached the
+         * route's ring and copy the past from the own ring, so that it is
+         * neither twice in the trace nor lost. Only a fresh ring can be
+         * dropped whole; into the others the past is counted, not copied. */
+        struct fdr__buf_hdr *oh = w->local->hdr;
+        for (uint32_t u = fresh_slots(w, past); u; u &= u - 1) {
+            unsigned i = (unsigned)__builtin_ctz(u);
+            __atomic_store_n(&oh->handing_route[i], w->lane[i].buf->route,
+                             __ATOMIC_RELAXED);
+            __atomic_store_n(&oh->handing_ring[i], w->lane[i].buf->geom.index,
+                             __ATOMIC_RELAXED);
+            __atomic_store_n(&oh->handing_tid[i], (uint32_t)w->tid, __ATOMIC_RELAXED);
+        }
+        /* The marks before any event of the copy. */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        /* With what it counted in the ledger while fdrd lacked its ring. */
+        struct fdr__ledger *le = w->ledger ? w->ledger_in : NULL;
+        backfill(w, past, 0, w->local_lost0,
+                 le ? __atomic_load_n(&le->count, __ATOMIC_RELAXED) : 0);
+        handing_kill(UINT64_MAX);
         /* The primary's ring is written through w->pkt from now on. */
         for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
-            if (past >> i & 1)
+            if (past >> i & 1) {
                 lane_close(w, &w->lane[i], now);
+                /* Handed over: fdrd, which holds the own ring too, must
+                 * not copy these events again if the process is killed
+                 * now (ring.h, handed_tid). After the copies, so that a
+                 * kill in between leaves fdrd to copy, not to lose. */
+                __atomic_store_n(&w->local->hdr->handed_tid[i], (uint32_t)w->tid,
+                                 __ATOMIC_RELEASE);
+                if (le) /* after it: a kill in between counts twice, not none */
+                    __atomic_fetch_or(&le->handed, 1u << i, __ATOMIC_RELEASE);
+            }
     }
     /* Rings that came late: the primary slot's events are in the own ring
      * since it waited (backfilled from then); a lane's were counted. */
     for (uint32_t u = late; u; u &= u - 1) {
         unsigned i = (unsigned)__builtin_ctz(u);
         if (!(w->want_counted >> i & 1) && !(past >> i & 1))
-            backfill(w, 1u << i, w->want_since[i], w->want_d0[i]);
+            backfill(w, 1u << i, w->want_since[i], w->want_d0[i], 0);
         w->lane[i].buf->hdr->discarded += w->want_lost[i];
         lane_close(w, &w->lane[i], now);
     }
@@ -640,7 +746,108 @@ static void reroute(struct fdr__writer *w, uint64_t now)
         w->lanes_on &= ~(1u << ps);
     } else
         w->buf = w->local;
-    w->route_gen = gen;
+    /* What the dead fdrd's ring of a slot did not write out: counted in
+     * the slot's new ring (the primary's next packet reports it; a lane
+     * opens one). A slot no route takes any more has no trace to count
+     * it in (its trace did not come back). */
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
+        if (!w->carry[i])
+            continue;
+        struct fdr__lane *l = &w->lane[i];
+        if (!(on >> i & 1))
+            w->carry[i] = 0;
+        else if (l->buf) {
+            l->buf->hdr->discarded += w->carry[i];
+            w->carry[i] = 0;
+            if (w->pslot != i + 1 && !l->pkt)
+                lane_room(w, l, 0, now);
+        }
+    }
+    __atomic_store_n(&w->route_gen, gen, __ATOMIC_RELAXED);
+    /* Its past is handed to every route that wants it (or counted, for a
+     * slot still waiting for its ring: want_gone). Once the registration
+     * window has ended, no other route will want it: the consumer may
+     * write its own ring out (buffer.h, held). Seq_cst, both: either this
+     * sees the window closed or fdr__writers_unhold sees past_gen. */
+    __atomic_store_n(&w->past_gen, gen, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&fdr__buf_window, __ATOMIC_SEQ_CST))
+        __atomic_store_n(&w->local->held, 0, __ATOMIC_RELEASE);
+}
+
+void fdr__writers_unhold(int all)
+{
+    pthread_mutex_lock(&fdr__writers_lock);
+    uint32_t gen = __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE);
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+        if (all || __atomic_load_n(&w->past_gen, __ATOMIC_SEQ_CST) == gen)
+            __atomic_store_n(&w->local->held, 0, __ATOMIC_RELEASE);
+    if (all)
+        fdr__buf_unhold_all();
+    pthread_mutex_unlock(&fdr__writers_lock);
+    fdr__writer_hooks.kick();
+}
+
+/* The time of the last event in the packet [p, pos), or `floor`. */
+static uint64_t last_in(const struct fdr__pkt *p, const char *pos, uint64_t floor)
+{
+    if (!p || !pos || pos <= (const char *)(p + 1))
+        return floor;
+    struct fdr__classes t;
+    struct fdr__iter it;
+    struct fdr__event ev;
+    fdr__registry_classes(&t);
+    fdr__iter_init(&it, p, (size_t)(pos - (const char *)p), &t);
+    while (fdr__iter_next(&it, &ev) > 0)
+        floor = ev.ts > floor ? ev.ts : floor;
+    return floor;
+}
+
+/* `now` read by another thread, or the time of w's last event if that is
+ * later: its thread read its clock on another CPU (the TSC of one may
+ * run a little ahead of another's), and a packet must not end before its
+ * last event. */
+static uint64_t not_before_last(const struct fdr__writer *w, uint64_t now)
+{
+    now = last_in(w->pkt, __atomic_load_n(&w->self->pos, __ATOMIC_RELAXED), now);
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+        if (w->lane[i].buf && w->pslot != i + 1)
+            now = last_in(w->lane[i].pkt, w->lane[i].pos, now);
+    return now;
+}
+
+/* Moves every thread that has not moved to the current routes yet, on its
+ * behalf (daemon.c, a moment after a change of routes; init.c, at exit):
+ * a thread that records nothing more (idle, blocked, about
+ * to be killed, or the main thread of a process that is exiting) would
+ * otherwise keep in its own ring what it recorded before the route came,
+ * and that would reach no trace. Every writer is stopped meanwhile
+ * (section.c: flush does the same), so each reroute runs as if in its own
+ * thread's slow path. Not in a tracing section; writers lock not held.
+ * Returns the number of threads moved. */
+void fdr__writers_note(void)
+{
+    pthread_mutex_lock(&fdr__writers_lock);
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+        w->idle_pos = __atomic_load_n(&w->self->pos, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&fdr__writers_lock);
+}
+
+/* w is on an old route or waits for a ring (and, with idle_only, has
+ * recorded nothing since fdr__writers_note: a thread that records moves
+ * itself at its next event, at no one else's cost). Writers lock held. */
+int fdr__writer_behind(const struct fdr__writer *w, uint32_t gen, int idle_only)
+{
+    /* Read while its thread may write them: the answer is only a hint
+     * until every writer is stopped (then it is read again). */
+    return (__atomic_load_n(&w->route_gen, __ATOMIC_RELAXED) != gen ||
+            __atomic_load_n(&w->route_wanting, __ATOMIC_RELAXED)) &&
+           (!idle_only ||
+            __atomic_load_n(&w->self->pos, __ATOMIC_RELAXED) == w->idle_pos);
+}
+
+void fdr__writer_move_now(struct fdr__writer *w, uint64_t now)
+{
+    reroute(w, not_before_last(w, now));
 }
 
 /* At thread exit: every lane closed and its ring given back. */
@@ -659,6 +866,154 @@ static void lanes_release(struct fdr__writer *w, uint64_t now)
     w->lanes_on = 0;
 }
 
+/* ---- growing: memory that follows activity -------------------------------- */
+
+/* w's own ring, the one it writes, is smaller than FDR_BUFFER_SIZE and may
+ * be swapped for a larger one now: in the flight recorder (overwrite mode;
+ * writing to disk, rings are made at their size: a ring retired while the
+ * disk is full may leave a stream file with no packet, which babeltrace2
+ * cannot read, test disk-full), not while fdrd may still want what the
+ * thread recorded in it (the registration window, a held ring, a slot
+ * waiting for its ring: their past is read from w->local, writer.c
+ * backfill), nor again soon after the budget had no room. */
+static int may_grow(const struct fdr__writer *w, uint64_t now)
+{
+    const struct fdr__buf *b = w->buf;
+    uint32_t n = fdr__cfg.buffer_size / fdr__cfg.packet_size;
+    return fdr__buf_starts_small() && b == w->local && !b->route &&
+           (b->geom.packet_size < fdr__cfg.packet_size || b->geom.n_packets < n) &&
+           now >= w->grow_after && !w->route_wanting &&
+           !__atomic_load_n(&b->held, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&fdr__buf_window, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t ticks_per_s(void)
+{
+    struct fdr__line_clock k;
+    fdr__clock_line(&k);
+    return k.freq;
+}
+
+/* The thread outgrew its ring (no packet open): the next packet would
+ * overwrite one of its own begun less than FDR__GROW_S seconds ago and
+ * more than half full (the ring holds less than that of its events; a
+ * quiet thread's packets are closed by their time limit, fastpath.h
+ * FDR__TS_SPAN, about 1.5 s, nearly empty). In overwrite mode only: see
+ * may_grow. A quiet thread (a two-int event a second
+ * fills two 4 KiB packets in about 7 minutes) keeps its small ring. */
+#define FDR__GROW_S 10
+static int outgrown(const struct fdr__writer *w, uint64_t now)
+{
+    if (!may_grow(w, now))
+        return 0;
+    const struct fdr__buf *b = w->buf;
+    const struct fdr__buf_hdr *h = b->hdr;
+    if (__atomic_load_n(&h->mode, __ATOMIC_RELAXED) != FDR__MODE_OVERWRITE)
+        return 0;
+    if (h->produced < b->geom.n_packets)
+        return 0;
+    const struct fdr__pkt *old = (const void *)fdr__buf_slot(b, h->produced);
+    return old->ts_begin >= w->took_at &&
+           old->content_size / 8 * 2 > b->geom.packet_size &&
+           now < old->ts_begin + FDR__GROW_S * ticks_per_s();
+}
+
+/* Its own ring back to the pool (thread exit, or a larger one taken):
+ * what this thread handed over stays handed once the next one takes it
+ * (ring.h, handed_below). Writers lock held. */
+static void put_local(struct fdr__writer *w)
+{
+    struct fdr__buf_hdr *lh = w->local->hdr;
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+        if (lh->handed_tid[i] == (uint32_t)w->tid)
+            __atomic_store_n(&lh->handed_below[i], lh->produced, __ATOMIC_RELEASE);
+    fdr__buf_put(w->local);
+}
+
+/* Overwrite mode, into a ring no thread used yet: the thread's newest
+ * packets in its small ring go with it, as the first packets of the new
+ * one, and are left empty in the small ring. Its stream
+ * has no gap, and no event of it is twice in a snapshot or a crash dump.
+ * Writers lock held, no packet open. */
+static void move_packets(struct fdr__writer *w, struct fdr__buf *b)
+{
+    struct fdr__buf *old = w->local;
+    struct fdr__buf_hdr *oh = old->hdr, *nh = b->hdr;
+    if (__atomic_load_n(&oh->mode, __ATOMIC_RELAXED) != FDR__MODE_OVERWRITE ||
+        nh->produced || discarded_total(nh))
+        return;
+    uint64_t produced = oh->produced, from = produced;
+    uint64_t first = produced > old->geom.n_packets ? produced - old->geom.n_packets : 0;
+    struct fdr__pkt hdr;
+    while (from > first &&
+           fdr__pkt_check(fdr__buf_slot(old, from - 1), &old->geom, from - 1, &hdr) ==
+               0 &&
+           hdr.tid == (uint32_t)w->tid &&
+           hdr.content_size / 8 <= FDR__PKT_ROOM(b->geom.packet_size) + sizeof hdr)
+        from--;
+    for (uint64_t seq = from; seq < produced; seq++) {
+        /* Sizes from the checked copy: the ring is the program's memory. */
+        const char *src = fdr__buf_slot(old, seq);
+        if (fdr__pkt_check(src, &old->geom, seq, &hdr) < 0 ||
+            hdr.content_size / 8 > FDR__PKT_ROOM(b->geom.packet_size) + sizeof hdr) {
+            produced = seq;
+            break;
+        }
+        struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(b, nh->produced);
+        size_t len = (size_t)(hdr.content_size / 8);
+        memcpy(p, src, len);
+        hdr.stream_instance_id = b->geom.index;
+        hdr.packet_size = (uint64_t)b->geom.packet_size * 8;
+        hdr.seq = nh->produced;
+        hdr.discarded = 0;
+        memcpy(p, &hdr, sizeof hdr);
+        struct fdr__pkt_tail *tl =
+            (struct fdr__pkt_tail *)(void *)((char *)p + b->geom.packet_size -
+                                             FDR__PKT_TAIL);
+        tl->base = (uint64_t)(uintptr_t)p;
+        tl->committed = (uint64_t)(uintptr_t)((char *)p + len);
+        publish(nh, p);
+    }
+    /* Emptied in place (same sequence numbers, so no gap in the small
+     * ring's stream): no reader is in it, the writers lock is held and
+     * this thread is in its tracing section. */
+    for (uint64_t seq = from; seq < produced; seq++) {
+        struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(old, seq);
+        p->content_size = sizeof *p * 8;
+        struct fdr__pkt_tail *tl =
+            (struct fdr__pkt_tail *)(void *)((char *)p + old->geom.packet_size -
+                                             FDR__PKT_TAIL);
+        tl->committed = (uint64_t)(uintptr_t)(p + 1);
+    }
+}
+
+/* Moves w (no packet open) to a larger own ring (buffer.c, fdr__buf_grow).
+ * The small one is retired as an exited thread's ring is: what is left of
+ * its packets stays for snapshots and the crash dump, its discards are
+ * reported by an empty packet now (overwrite mode: it is never full), and
+ * the thread's stream goes on in the new ring. Inside the
+ * tracing section, so the writers lock is only tried: a controller may
+ * hold it waiting for this thread; then the next packet tries again. */
+static void grow(struct fdr__writer *w, uint64_t now)
+{
+    if (pthread_mutex_trylock(&fdr__writers_lock) != 0)
+        return;
+    struct fdr__buf *b = fdr__buf_grow(w->local);
+    if (b) {
+        fdr__writer_carry_discards(w, now);
+        move_packets(w, b);
+        /* What the thread lost since it took its first ring (backfill). */
+        uint64_t lost = discarded_total(w->local->hdr) - w->local_lost0;
+        put_local(w);
+        w->buf = w->local = b;
+        w->local_lost0 = discarded_total(b->hdr) - lost;
+        w->took_at = now;
+    } else {
+        w->grow_after = now + ticks_per_s() / 4; /* the budget is full */
+    }
+    pthread_mutex_unlock(&fdr__writers_lock);
+}
+
 /* Finds room for `total` bytes in the current packet, switching packets if
  * needed. Returns the write position (and in *tail the packet's tail) or
  * NULL (event discarded). `end` may have been pulled down while the packet
@@ -668,12 +1023,16 @@ static char *make_room(struct fdr__writer *w, size_t total, uint64_t *nowp, char
 {
     uint64_t now = *nowp;
     struct fdr__thread *t = w->self;
-    struct fdr__buf_hdr *h = w->buf->hdr;
-    if (total > FDR__PKT_ROOM(h->packet_size))
+    struct fdr__buf_hdr *h;
+    /* Larger than a packet of the ring: a larger ring, if it may grow. */
+    int big = total > FDR__PKT_ROOM(w->buf->geom.packet_size);
+    if (big && !may_grow(w, now))
         return NULL; /* can never fit */
     if (w->pkt) {
         char *pos = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
-        if ((size_t)(tail_of(w) - pos) >= total) {
+        /* Room, and a time the packet's event headers can hold. */
+        if (!big && (size_t)(tail_of(w) - pos) >= total &&
+            now < w->pkt->ts_begin + FDR__TS_SPAN) {
             set_end(t, tail_of(w));
             *tail = tail_of(w);
             return pos;
@@ -682,13 +1041,18 @@ static char *make_room(struct fdr__writer *w, size_t total, uint64_t *nowp, char
     }
     if (w->route_wanting)
         reroute(w, now);
+    if (big ? may_grow(w, now) : outgrown(w, now))
+        grow(w, now);
+    if (total > FDR__PKT_ROOM(w->buf->geom.packet_size))
+        return NULL;
     /* A ring another thread used (fdrd's rings pass from a thread that
      * ended to the next) may end later than this event's time, read
      * before the ring was taken: the event takes the ring's last time, so
      * that the stream's time never runs backwards. */
     h = w->buf->hdr;
     if (h->produced) {
-        const struct fdr__pkt *last = (const void *)fdr__buf_slot(h, h->produced - 1);
+        const struct fdr__pkt *last =
+            (const void *)fdr__buf_slot(w->buf, h->produced - 1);
         if (now < last->ts_end)
             *nowp = now = last->ts_end;
     }
@@ -696,6 +1060,76 @@ static char *make_room(struct fdr__writer *w, size_t total, uint64_t *nowp, char
         return NULL;
     *tail = tail_of(w);
     return __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
+}
+
+/* The ledger to count this thread's events in, not its own ring: NULL
+ * unless that ring, made in the registration window, has not reached
+ * fdrd (daemon.c: its socket's queue full, or past the rings fdrd keeps)
+ * and the window lasts. A process killed then would leave the events
+ * where fdrd never looks, uncounted; the ledger is in a ring fdrd holds
+ * (common/ring.h). Only before the thread moved to any route (then what
+ * it counted is handed over, reroute). Slow path only: such a thread
+ * opens no packet, so each of its events comes here until the ring is
+ * sent. */
+static struct fdr__ledger *unheld(const struct fdr__writer *w)
+{
+    const struct fdr__buf *b = w->buf;
+    if (b != w->local || w->lanes_on || !b->early ||
+        __atomic_load_n(&b->sent, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&fdr__buf_window, __ATOMIC_ACQUIRE))
+        return NULL;
+    return __atomic_load_n(&fdr__buf_ledger, __ATOMIC_ACQUIRE);
+}
+
+/* Thread tid's entry in ledger l, from 1: its tid's, unless an ended
+ * thread of that tid handed it over already; else a free one. NULL when
+ * all are taken. */
+static struct fdr__ledger *ledger_take(struct fdr__ledger *l, uint32_t tid)
+{
+    for (uint32_t k = 1; k < FDR__LEDGER; k++) {
+        uint32_t none = 0;
+        if ((__atomic_load_n(&l[k].tid, __ATOMIC_RELAXED) == tid &&
+             !__atomic_load_n(&l[k].handed, __ATOMIC_RELAXED)) ||
+            __atomic_compare_exchange_n(&l[k].tid, &none, tid, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return &l[k];
+    }
+    return NULL;
+}
+
+/* One event of w's thread lost where fdrd can count it: the entry of its
+ * tid (taken at its first) in the ledger l, or once its entries are all
+ * taken in the ledger of another own ring fdrd holds (fdrd reads every
+ * own ring's: FDR__LEDGER - 1 threads each, so that the events of a burst
+ * of threads are counted per thread), else entry 0 of l (any thread's). A
+ * nested event (signal handler) takes no entry: it may have interrupted
+ * this very search. */
+static void count_unheld(struct fdr__writer *w, struct fdr__ledger *l, int nested)
+{
+    if (w->ledger != l && !nested) {
+        struct fdr__ledger *e = ledger_take(l, (uint32_t)w->tid);
+        for (uint32_t i = 0, n = fdr__buf_count(); !e && i < n; i++) {
+            struct fdr__buf *b = fdr__buf_at(i);
+            if (b && b->early && b->hdr->ledger != l &&
+                __atomic_load_n(&b->sent, __ATOMIC_ACQUIRE))
+                e = ledger_take(b->hdr->ledger, (uint32_t)w->tid);
+        }
+        w->ledger_in = e;
+        w->ledger = l;
+    }
+    struct fdr__ledger *e = w->ledger == l && w->ledger_in ? w->ledger_in : &l[0];
+    __atomic_fetch_add(&e->count, 1, __ATOMIC_RELAXED);
+}
+
+/* An event counted as discarded while nested or paused: in the ring's
+ * atomic count, or the ledger's. */
+static void count_nested(struct fdr__writer *w)
+{
+    struct fdr__ledger *l = unheld(w);
+    if (l)
+        count_unheld(w, l, 1);
+    else
+        __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
 }
 
 /* The work of fdr__reserve_slow(); *why tells why the event is not recorded
@@ -706,13 +1140,14 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
 {
     struct fdr__thread *t = &fdr__self;
     struct fdr__writer *w = t->writer;
+    int held_once = 0;
     *why = 0;
     *tail = NULL;
     if (payload == (size_t)-1) {
         /* Nested in another event of this thread (signal handler). The
          * section still belongs to the interrupted event: do not leave it. */
         if (w && w->buf)
-            __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
+            count_nested(w);
         else /* the interrupted event is this thread's first: no buffer yet */
             nested_early++;
         *why = -EBUSY;
@@ -734,6 +1169,7 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
             goto out;
         }
     }
+hold_wait:
     if (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE)) {
         /* Routes are changing (fdr__writers_hold: a few microseconds in
          * fdr's own thread). Wait for the change, out of the tracing
@@ -741,9 +1177,11 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
          * routes say: a program that records a burst and exits at once
          * would otherwise lose it to its trace. That thread holds no lock
          * a writer may hold and waits for nothing: on a busy machine it
-         * may only wait for a CPU. Past ~100 ms it is counted below, not
-         * written. */
-        for (int i = 0; i < 1100 && __atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE);
+         * may only wait for a CPU, and for a thread its stop of the
+         * writers waits for (section.c gives up on one after 1 s). Past
+         * ~3 s it is counted below, not written (in this thread's own
+         * ring only: the rings of the routes are being changed). */
+        for (int i = 0; i < 30100 && __atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE);
              i++) {
             leave_section(t);
             if (i < 100)
@@ -762,13 +1200,22 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
         }
     }
     uint32_t on = __atomic_load_n(&t->enabled, __ATOMIC_ACQUIRE);
+    if (on == FDR__PAUSED && __atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE) &&
+        !held_once) {
+        /* Paused by a move of the threads to new routes (fdr__writers_move
+         * holds, then stops the writers; this thread looked at the hold
+         * just before): wait for it as above, the event is not lost, and
+         * w->buf, which the move changes, is not read meanwhile. */
+        held_once = 1;
+        goto hold_wait;
+    }
     if (on != 1) {
         /* Paused by fdr itself (flush, snapshot): the event is lost and
          * must be counted. The controller may be reading the buffer, so
          * only the atomic counter is touched. Off by the user's choice
          * (fdr_set_tracing_enabled): not recorded, not counted. */
         if (on == FDR__PAUSED && (st & FDR__S_RECORD))
-            __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
+            count_nested(w);
         *why = on == FDR__PAUSED ? -EBUSY : -ENODATA;
         if (on == FDR__PAUSED) {
             /* A snapshot or flush is reading: this event is lost anyway,
@@ -784,15 +1231,26 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
     if (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE)) {
         /* Routes are changing (fdr__writers_hold): counted, not written. */
         if (st & (FDR__S_RECORD | FDR__S_MULTI))
-            __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
+            count_nested(w);
         *why = -EBUSY;
         goto out;
     }
     size_t total = payload + FDR__EVENT_HEADER_SIZE;
     uint64_t now = fdr__now();
     char *p;
-    if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE))
+    if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE)) {
         reroute(w, now);
+        /* The routes changed since st was read (the whole change can
+         * come in between: this thread was not held yet): what the new
+         * ones take. A trace started before the process lost its first
+         * event when st said nothing of it (fdr-daemon-early "output",
+         * under TSan). */
+        st = fdr__site_state(s);
+        if (!(st & (FDR__S_RECORD | FDR__S_PRINT | FDR__S_MULTI))) {
+            *why = -ENODATA;
+            goto out;
+        }
+    }
     /* The other traces that take this event and have a lane here. */
     uint32_t multi = 0;
     if (st & FDR__S_MULTI) {
@@ -801,7 +1259,14 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
         if (w->want_counted)
             want_count(w, all);
     }
-    if (st & FDR__S_RECORD) {
+    struct fdr__ledger *l = (st & FDR__S_RECORD) ? unheld(w) : NULL;
+    if (l) {
+        count_unheld(w, l, 0);
+        *why = -ENOSPC;
+        if (!(st & FDR__S_PRINT) && !multi)
+            goto out;
+        p = w->scratch; /* still printed */
+    } else if (st & FDR__S_RECORD) {
         p = make_room(w, total, &now, tail);
         if (!p) {
             count_discarded(w);
@@ -818,8 +1283,10 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
         p = w->scratch;
     }
     uint16_t id = s->id;
+    uint32_t low = (uint32_t)now;
     memcpy(p, &id, 2);
-    memcpy(p + 2, &now, 8);
+    memcpy(p + 2, &low, 4);
+    w->slow_ts = now;
     if (st & FDR__S_PRINT) {
         t->printing = s;
         t->print_start = p;
@@ -863,8 +1330,11 @@ void fdr__commit_multi(struct fdr__site *s, char *end, char *tail)
     /* The event starts at pos, not yet moved past it (fdr__commit does). */
     char *start = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
     uint32_t all = w ? __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED) : 0;
-    if (all & (w ? w->lanes_on : 0))
-        lanes_copy(w, all & w->lanes_on, start, end);
+    if (all & (w ? w->lanes_on : 0)) {
+        uint32_t low;
+        memcpy(&low, start + 2, 4);
+        lanes_copy(w, all & w->lanes_on, start, end, fdr__ts_full(w->pkt->ts_begin, low));
+    }
     if (w && w->want_counted)
         want_count(w, all);
     fdr__commit(end, tail);
@@ -876,19 +1346,18 @@ void fdr__commit_slow(char *end, char *tail)
     struct fdr__writer *mw = t->writer;
     if (mw && mw->multi_sel) {
         /* One clock read, one encoding, a copy per other trace. */
-        lanes_copy(mw, mw->multi_sel, mw->multi_start, end);
+        lanes_copy(mw, mw->multi_sel, mw->multi_start, end, mw->slow_ts);
         mw->multi_sel = 0;
     }
     struct fdr__site *s = t->printing;
     if (s) {
         char *start = t->print_start;
-        uint64_t ts;
         t->printing = NULL;
-        memcpy(&ts, start + 2, 8);
         /* The writer caches the tid: no gettid system call per line. */
         const struct fdr__writer *w = t->writer;
         fdr__print_event(s, start + FDR__EVENT_HEADER_SIZE,
-                         (size_t)(end - start) - FDR__EVENT_HEADER_SIZE, ts,
+                         (size_t)(end - start) - FDR__EVENT_HEADER_SIZE,
+                         w ? w->slow_ts : fdr__now(),
                          (uint32_t)(w ? w->tid : fdr__gettid()));
     }
     if (tail) {
@@ -946,7 +1415,8 @@ static void want_at_exit(struct fdr__writer *w)
         fdr__buf_route_lost(__atomic_load_n(&fdr__routes[i], __ATOMIC_ACQUIRE),
                             w->want_lost[i]);
     }
-    w->route_wanting = w->want_counted = 0;
+    __atomic_store_n(&w->route_wanting, 0, __ATOMIC_RELAXED);
+    w->want_counted = 0;
 }
 
 static void thread_exit(void)
@@ -955,6 +1425,9 @@ static void thread_exit(void)
     struct fdr__writer *w = t->writer;
     if (!w)
         return;
+    /* A registration with fdrd under way: its routes first (bounded), so
+     * that what this thread recorded reaches the traces started already. */
+    fdr__writer_settle_hook();
     pthread_mutex_lock(&fdr__writers_lock);
     want_at_exit(w);
     fdr__writer_close_packet(w, fdr__now());
@@ -967,12 +1440,14 @@ static void thread_exit(void)
     int own = !w->buf->route; /* a routed ring: fdrd writes it out */
     /* Someone writes this ring out: fdrd, or the consumer (an own ring in
      * discard mode without FDR_OUTPUT is one of the registration window's:
-     * nobody does, waiting would only delay the thread's end). */
-    int drained = !own || fdr__cfg.output[0];
+     * nobody does, waiting would only delay the thread's end; nor while
+     * the ring is held, until fdrd answers: buffer.h). */
+    int drained =
+        !own || (fdr__cfg.output[0] && !__atomic_load_n(&w->buf->held, __ATOMIC_ACQUIRE));
     if (own && drained &&
         __atomic_load_n(&h->mode, __ATOMIC_RELAXED) == FDR__MODE_DISCARD &&
         (h->produced - __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE)) * 2 >=
-            h->n_packets) {
+            w->buf->geom.n_packets) {
         pthread_mutex_unlock(&fdr__writers_lock);
         fdr__writer_hooks.drain(0);
         pthread_mutex_lock(&fdr__writers_lock);
@@ -998,7 +1473,7 @@ static void thread_exit(void)
     lanes_release(w, fdr__now());
     if (w->buf != w->local)
         fdr__buf_put_routed(w->buf);
-    fdr__buf_put(w->local);
+    put_local(w);
     t->writer = NULL;
     __atomic_store_n(&t->enabled, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&fdr__writers_lock);

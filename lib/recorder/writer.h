@@ -33,16 +33,21 @@ struct fdr__writer {
     uint32_t out_seen;      /* section.c: last wait round it was seen out */
     struct fdr__buf *local; /* its own ring; buf is this or a routed one */
     uint32_t route_gen;     /* fdr__route_gen when it last chose its ring */
+    uint32_t past_gen;      /* the same, read by daemon.c (fdr__writers_unhold) */
     uint32_t route_wanting; /* slots routed with no ring free for them yet */
     uint32_t want_counted;  /* of those, the lanes: their events are counted */
     uint32_t exiting;       /* its thread is ending: only unused rings */
-    uint32_t pslot;         /* primary slot + 1 when buf is a routed ring */
-    uint32_t lanes_on;      /* slots whose lane has a ring (not the primary) */
-    uint32_t multi_sel;     /* lanes the event being written is copied to */
-    char *multi_start;      /* that event's first byte */
+    char *idle_pos;    /* its thread's pos when fdr's thread looked (fdr__writers_note) */
+    uint32_t pslot;    /* primary slot + 1 when buf is a routed ring */
+    uint32_t lanes_on; /* slots whose lane has a ring (not the primary) */
+    uint32_t multi_sel; /* lanes the event being written is copied to */
+    char *multi_start;  /* that event's first byte */
+    uint64_t slow_ts;   /* the time of the event the slow path reserved */
     struct fdr__lane lane[FDR__ROUTE_SLOTS];
     uint32_t backfilled[FDR__ROUTE_SLOTS]; /* route it handed its past to */
     uint64_t local_lost0; /* its own ring's discarded events when it took it */
+    uint64_t grow_after;  /* no larger own ring asked for before this time */
+    uint64_t took_at;     /* when it took its own ring (writer.c, outgrown) */
     char *scratch;        /* where an event not written in a ring is built */
     /* A slot waiting for a ring (fdrd sends them after the route, more on
      * request): since when, its own ring's discarded count then, and the
@@ -50,7 +55,22 @@ struct fdr__writer {
     uint64_t want_since[FDR__ROUTE_SLOTS];
     uint64_t want_d0[FDR__ROUTE_SLOTS];
     uint64_t want_lost[FDR__ROUTE_SLOTS];
+    /* Events of the dead fdrd's ring it left in a slot (daemon.c: fdrd
+     * died), put in the count of the slot's next ring. */
+    uint64_t carry[FDR__ROUTE_SLOTS];
+    /* The first ledger, when its events were counted in a ledger while
+     * fdrd lacked its own ring (writer.c, unheld), and its entry (in that
+     * ledger or another own ring's; NULL: entry 0 of the first). */
+    struct fdr__ledger *ledger;
+    struct fdr__ledger *ledger_in;
 };
+
+/* The events of a ring of a dead fdrd that are in no stream file and were
+ * reported by no packet in one: those of its packets fdrd had not written
+ * (consumed .. produced) and its discards since the last packet written
+ * (out_reported). Its packets are closed. Queues the cut for the new fdrd
+ * (buffer.h, fdr__buf_dead_counted). */
+uint64_t fdr__writer_dead_lost(const struct fdr__buf *b);
 
 /* Routes change in three steps (daemon.c): fdr__writers_hold(1) makes
  * every event take the slow path, which counts it as discarded, until
@@ -86,6 +106,29 @@ struct fdr__writer_hooks {
     void (*thread_exit)(void);
 };
 extern struct fdr__writer_hooks fdr__writer_hooks;
+/* Called by a thread that ends, before it gives its rings back: waits
+ * (bounded) for a registration with fdrd under way (daemon.c), so that the
+ * routes of the traces started already reach it first. */
+extern void (*fdr__writer_settle_hook)(void);
+/* Notes where each thread writes now, for fdr__writers_move(1). */
+void fdr__writers_note(void);
+/* The registration window has ended (daemon.c, after fdr__buf_window_end):
+ * the consumer may write out the own ring of every thread that has moved
+ * to the routes of the answer (its past handed over: backfill), the
+ * others' once they move (reroute); with `all`, of every thread now (no
+ * answer came: no route will want their past any more). */
+void fdr__writers_unhold(int all);
+/* Moves every writer still on the old routes (or waiting for a ring) to
+ * the current ones, on its behalf: writers held and stopped meanwhile
+ * (section.c). idle_only: only those that recorded nothing since the last
+ * fdr__writers_note. The number moved. */
+int fdr__writers_move(int idle_only);
+/* w is on an old route or waits for a ring (and, with idle_only, has
+ * recorded nothing since fdr__writers_note). Writers lock held. */
+int fdr__writer_behind(const struct fdr__writer *w, uint32_t gen, int idle_only);
+/* Moves w to the current routes now, on its thread's behalf (writers
+ * stopped: fdr__section_quiesce); `now` is the caller's clock. */
+void fdr__writer_move_now(struct fdr__writer *w, uint64_t now);
 /* fdr__reserve_slow() once the library has started (api.c). */
 char *fdr__writer_reserve(struct fdr__site *s, size_t payload, char **tail);
 /* The calling thread's writer, created if needed; NULL when out of memory. */

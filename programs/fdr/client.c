@@ -2,9 +2,10 @@
 /* client.c - how the fdr command talks to fdrd.
  *
  * The socket is DIR/fdrd.sock, DIR being FDR_RUNDIR, else
- * $XDG_RUNTIME_DIR/fdr, else /tmp/fdr-$UID (fdr__proto_rundir: the same
- * rule as fdrd). Before connecting, the socket must belong to us: a socket
- * another user made is not our daemon, and we would hand it our requests.
+ * $XDG_RUNTIME_DIR/fdr, else /tmp/fdr-$UID, or $HOME/.fdr/run when another
+ * user made that first (fdr__proto_rundir: the same rule as fdrd; said in
+ * one line when this verb starts fdrd). Before connecting, the socket must belong to us:
+ * a socket another user made is not our daemon, and we would hand it our requests.
  *
  * Starting fdrd (as `lttng create` starts lttng-sessiond): when nobody
  * listens (no socket, or a stale one: ECONNREFUSED), verbs that change
@@ -14,7 +15,10 @@
  * (the build tree); `fdrd` in PATH. If two fdr commands start one at the
  * same moment, one fdrd wins the lock and the other says "already
  * running"; its fdr then waits, while the winner holds the lock, until the
- * winner listens, and both connect to it.
+ * winner listens, and both connect to it. The verbs that only look (list,
+ * status) start fdrd too when DIR/traces holds trace definitions: an fdrd
+ * was killed while it held traces, and the next one makes them again
+ * (daemon/persist.c), so that any verb brings them back.
  *
  * DESIGN. Blocking I/O with a 60 s receive timeout (a daemon that accepts
  * but never answers gives an error line, never a hang). Every message
@@ -23,6 +27,7 @@
 #define _GNU_SOURCE
 #include "client.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -176,13 +181,32 @@ static int start_fdrd(struct client *c)
     return cli_fail(1, c->verb, "cannot reach fdrd at %s: %s", c->sock, strerror(-rc));
 }
 
+/* 1 when DIR/traces holds a trace definition (daemon/persist.c): an fdrd
+ * was killed while holding traces, and the next one makes them again. */
+static int traces_kept(const char *rundir)
+{
+    char path[sizeof((struct client *)0)->rundir + 16];
+    snprintf(path, sizeof path, "%s/traces", rundir);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int any = 0;
+    while (!any && (e = readdir(d)) != NULL)
+        any = e->d_name[0] != '.';
+    closedir(d);
+    return any;
+}
+
 int client_open(struct client *c, const char *verb, int autostart)
 {
     c->fd = -1;
     c->seq = 0;
     c->verb = verb;
+    char note[512];
     int len = fdr__proto_rundir(c->rundir, sizeof c->rundir, getenv("FDR_RUNDIR"),
-                                getenv("XDG_RUNTIME_DIR"), (unsigned long)geteuid());
+                                getenv("XDG_RUNTIME_DIR"), getenv("HOME"),
+                                (unsigned long)geteuid(), note, sizeof note);
     if (len < 0)
         return cli_fail(1, verb, "the run directory's path is too long for a socket");
     memcpy(c->sock, c->rundir, (size_t)len); /* fits: fdr__proto_rundir checked */
@@ -196,8 +220,10 @@ int client_open(struct client *c, const char *verb, int autostart)
         return 0;
     if (rc != -ENOENT && rc != -ECONNREFUSED)
         return cli_fail(1, verb, "cannot reach fdrd at %s: %s", c->sock, strerror(-rc));
-    if (!autostart)
+    if (!autostart && !traces_kept(c->rundir))
         return -1;
+    if (note[0])
+        fprintf(stderr, "fdr %s: %s\n", verb, note);
     return start_fdrd(c);
 }
 

@@ -12,6 +12,12 @@
  * What an event becomes (the same in both formats):
  *   - a process track per process (name, pid), a thread track per thread
  *     (name, tid) under it, announced before the thread's first event;
+ *   - spans (fdr/span.h, paired by spans.c): a thread span is a slice on
+ *     its thread, begin and end fields merged into its arguments; an async
+ *     span is a slice on a track of its own under its process, with a flow
+ *     to its end's thread when it ended on another thread; an end without
+ *     a begin is an instant; spans left open by an end or a begin of an
+ *     outer one are closed there, so that slices nest exactly;
  *   - an event whose name ends in _enter or _begin opens a slice on its
  *     thread, named without the suffix; one ending in _exit or _end closes
  *     the innermost open slice of the thread (an end without a begin is an
@@ -20,7 +26,9 @@
  *     its type: integers, floats, pointers, strings, bytes as hex;
  *   - every numeric field (integers and floats, not pointers) is also a
  *     counter track "provider:event.field" of its process, one point per
- *     event.
+ *     event; but fdr:tunable (a tunable a controller set) has a counter
+ *     track per tunable, "fdr:tunable.NAME", its values over time (Chrome:
+ *     a "C" event named so, series "value").
  *
  * Perfetto's protobuf (TracePacket stream) is written by the small
  * encoder below rather than by a protobuf library: the format is a flat
@@ -31,7 +39,9 @@
  * --decode`. Nested lengths are written as 4-byte varints (padded with
  * continuation bits, which protobuf decoders accept) so that a message can
  * be written before its length is known. Event names are interned (one
- * sequence, incremental state cleared in the first packet). */
+ * sequence, incremental state cleared in the first packet). A clock
+ * snapshot first maps the packets' times (line time) to REALTIME, so that
+ * Perfetto knows the absolute time. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -44,8 +54,10 @@
 #include "cli.h"
 #include "common/fields.h"
 #include "common/pattern.h"
+#include "common/tsdl.h"
 #include "offline.h"
 #include "progress.h"
+#include "spans.h"
 
 /* ---- protobuf encoding --------------------------------------------------- */
 
@@ -58,12 +70,18 @@ enum {
     TP_INTERNED = 12,
     TP_SEQ_FLAGS = 13,
     TP_TRACK_DESC = 60,
+    TP_CLOCK_SNAPSHOT = 6,
+    CS_CLOCKS = 1,
+    CK_ID = 1,
+    CK_TIMESTAMP = 2,
     TE_ANNOTATION = 4,
     TE_TYPE = 9,
     TE_NAME_IID = 10,
     TE_TRACK_UUID = 11,
     TE_COUNTER_VALUE = 30,
     TE_DOUBLE_COUNTER_VALUE = 44,
+    TE_FLOW_IDS = 47,
+    TE_TERMINATING_FLOW_IDS = 48,
     DA_BOOL = 2,
     DA_UINT = 3,
     DA_INT = 4,
@@ -77,6 +95,7 @@ enum {
     TD_THREAD = 4,
     TD_PARENT = 5,
     TD_COUNTER = 8,
+    CD_UNIT_NAME = 6,
     PD_PID = 1,
     PD_NAME = 6,
     THD_PID = 1,
@@ -88,6 +107,7 @@ enum {
 };
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
+enum { CLOCK_REALTIME_ID = 1, CLOCK_BOOTTIME_ID = 6 }; /* Perfetto's builtin clocks */
 #define SEQ_ID 1
 
 #define PB_CAP (64u << 10) /* one packet: an event is < 8 KiB of payload */
@@ -129,10 +149,16 @@ static void pb_uint(struct pb *p, unsigned field, uint64_t v)
     pb_varint(p, v);
 }
 
+static void pb_fixed64(struct pb *p, unsigned field, uint64_t v);
 static void pb_double(struct pb *p, unsigned field, double d)
 {
     uint64_t v;
     memcpy(&v, &d, 8);
+    pb_fixed64(p, field, v);
+}
+
+static void pb_fixed64(struct pb *p, unsigned field, uint64_t v)
+{
     pb_tag(p, field, 1);
     for (int i = 0; i < 8; i++)
         pb_byte(p, (unsigned char)(v >> (8 * i)));
@@ -193,6 +219,8 @@ struct proc_state {
     int announced;
 };
 
+#define TUNABLE_NAME_CAP 64 /* a tunable's name in a counter's (with its NUL) */
+
 struct exporter {
     FILE *out;
     int perfetto;
@@ -204,9 +232,20 @@ struct exporter {
     size_t nthreads, cap;
     uint64_t next_iid, next_counter;
     uint64_t events, first;
+    struct spans *spans;
+    int marker;    /* 1 when the event is a span's: its first field is no counter */
+    int track_new; /* an async span's begin on a track not announced yet */
+    uint64_t seq;  /* an async span's number (flows, Chrome ids) */
     int comma;
     struct pb pb;
     char name[512];
+    /* fdr:tunable's counter tracks, one per process and tunable (pf_tunable) */
+    struct {
+        uint32_t pid;
+        char name[TUNABLE_NAME_CAP];
+        uint64_t uuid;
+    } tun[64];
+    unsigned ntun;
 };
 
 static uint64_t proc_uuid(uint32_t pid)
@@ -218,6 +257,20 @@ static uint64_t thread_uuid(uint32_t pid, uint32_t tid)
 {
     return 2ull << 56 | (uint64_t)(pid & 0xffffff) << 24 | (tid & 0xffffff);
 }
+
+/* The track of async span number n (spans.h), and its flow id. */
+static uint64_t async_uuid(uint64_t n)
+{
+    return 4ull << 56 | n;
+}
+
+static uint64_t flow_id(uint64_t n)
+{
+    return 5ull << 56 | n;
+}
+
+/* What an event draws: an instant, or a step of a slice. */
+enum { DRAW_INSTANT, DRAW_BEGIN, DRAW_END, DRAW_ABEGIN, DRAW_AEND };
 
 /* The thread (pid, tid), added when new (*fresh then set). */
 static struct thread *thread_get(struct exporter *x, uint32_t pid, uint32_t tid,
@@ -377,21 +430,66 @@ static void json_names(struct exporter *x, const struct fdr__rd_event *ev, int n
     }
 }
 
-static void json_event(struct exporter *x, const struct fdr__rd_event *ev,
-                       const char *name, int kind, const struct fdr__field *fl, int nf)
+/* fdr:tunable's field value and its name: the fields of an fdr:tunable event
+ * (recorder/self.h), 0 when it is not one of those (the generic counters). */
+static int tunable_fields(const struct fdr__field *fl, int nf,
+                          const struct fdr__field **nm, double *d)
 {
+    int val = 0;
+    *nm = NULL;
+    for (int i = 0; i < nf; i++) {
+        if (strcmp(fl[i].name, "name") == 0 && fl[i].kind == FDR__FK_STR)
+            *nm = &fl[i];
+        if (strcmp(fl[i].name, "value") == 0 && fdr__field_number(&fl[i], d))
+            val = 1;
+    }
+    return *nm && val && (*nm)->n && (*nm)->n < TUNABLE_NAME_CAP;
+}
+
+/* fdr:tunable in Chrome JSON: a counter of its own per tunable,
+ * "fdr:tunable.NAME" (series "value"), as Perfetto's track (pf_tunable):
+ * one counter "fdr:tunable" would mix every tunable's values in one series. */
+static int json_tunable(struct exporter *x, const struct fdr__rd_event *ev,
+                        const struct fdr__field *fl, int nf)
+{
+    const struct fdr__field *nm;
+    double d;
+    if (!tunable_fields(fl, nf, &nm, &d))
+        return 0;
+    json_sep(x);
+    char track[128];
+    snprintf(track, sizeof track, "fdr:tunable.%.*s", (int)nm->n, nm->s);
+    fputs("{\"name\":", x->out);
+    off_json_str(x->out, track, strlen(track));
+    fputs(",\"ph\":\"C\",\"ts\":", x->out);
+    json_ts(x, ev->ns);
+    fprintf(x->out, ",\"pid\":%u,\"args\":{\"value\":", ev->pid);
+    json_double(x->out, d);
+    fputs("}}", x->out);
+    return 1;
+}
+
+static void json_event(struct exporter *x, const struct fdr__rd_event *ev,
+                       const char *name, int kind, uint64_t id,
+                       const struct fdr__field *fl, int nf)
+{
+    static const char *const ph[] = {"i", "B", "E", "b", "e"};
     json_sep(x);
     fputs("{\"name\":", x->out);
     off_json_str(x->out, name, strlen(name));
-    fprintf(x->out, ",\"ph\":\"%s\",\"ts\":", kind == 1 ? "B" : kind == 2 ? "E" : "i");
+    fprintf(x->out, ",\"ph\":\"%s\",\"ts\":", ph[kind]);
     json_ts(x, ev->ns);
     fprintf(x->out, ",\"pid\":%u,\"tid\":%u%s", ev->pid, ev->tid,
             kind ? "" : ",\"s\":\"t\"");
+    if (kind == DRAW_ABEGIN || kind == DRAW_AEND)
+        fprintf(x->out, ",\"cat\":\"span\",\"id\":\"0x%llx\"", (unsigned long long)id);
     json_args(x, fl, nf);
     fputc('}', x->out);
+    if (strcmp(name, "fdr:tunable") == 0 && json_tunable(x, ev, fl, nf))
+        return;
     /* Counters: one "C" event with every numeric field as a series. */
     int any = 0;
-    for (int i = 0; i < nf; i++) {
+    for (int i = x->marker; i < nf; i++) {
         double d;
         if (!fdr__field_number(&fl[i], &d) || !isfinite(d))
             continue;
@@ -504,6 +602,12 @@ static uint64_t pf_counter(struct exporter *x, const struct fdr__rd_event *ev, i
         pb_uint(p, TD_PARENT, proc_uuid(ev->pid));
         pb_str(p, TD_NAME, name);
         pb_begin(p, TD_COUNTER);
+        /* a field NAME__UNIT carries its unit (docs/api.md, Units) */
+        const char *u = strstr(field, "__");
+        while (u && strstr(u + 2, "__"))
+            u = strstr(u + 2, "__");
+        if (u && u[2] && u[2] != '_' && !strchr(u + 2, '.'))
+            pb_str(p, CD_UNIT_NAME, u + 2);
         pb_end(p);
         pb_end(p);
         write_packet(x);
@@ -511,12 +615,94 @@ static uint64_t pf_counter(struct exporter *x, const struct fdr__rd_event *ev, i
     return (*row)[i];
 }
 
+/* An async span's track, under its process. */
+static void pf_async_track(struct exporter *x, const struct fdr__rd_event *ev,
+                           const char *name, uint64_t track)
+{
+    struct pb *p = &x->pb;
+    pb_begin(p, TP_TRACK_DESC);
+    pb_uint(p, TD_UUID, async_uuid(track));
+    pb_uint(p, TD_PARENT, proc_uuid(ev->pid));
+    pb_str(p, TD_NAME, name);
+    pb_end(p);
+    write_packet(x);
+}
+
+/* A slice end (or, with flow, an instant that ends flow `flow`) on track
+ * uuid at time ns. */
+static void pf_mark(struct exporter *x, uint64_t ns, uint64_t uuid, int type,
+                    uint64_t iid, uint64_t flow)
+{
+    struct pb *p = &x->pb;
+    pb_uint(p, TP_TIMESTAMP, ns);
+    pb_uint(p, TP_SEQ_ID, SEQ_ID);
+    pb_uint(p, TP_SEQ_FLAGS, SEQ_NEEDS_STATE);
+    pb_begin(p, TP_TRACK_EVENT);
+    pb_uint(p, TE_TYPE, (uint64_t)type);
+    pb_uint(p, TE_TRACK_UUID, uuid);
+    if (iid)
+        pb_uint(p, TE_NAME_IID, iid);
+    if (flow)
+        pb_fixed64(p, TE_TERMINATING_FLOW_IDS, flow);
+    pb_end(p);
+    write_packet(x);
+}
+
+/* fdr:tunable (a controller set a tunable, recorder/self.h): its value on
+ * a counter track of that tunable, "fdr:tunable.NAME", not on one track
+ * "fdr:tunable.value" that would mix every tunable's. 0 when it is not
+ * such an event (or 64 tunables have a track): the generic counters. */
+static int pf_tunable(struct exporter *x, const struct fdr__rd_event *ev,
+                      const struct fdr__field *fl, int nf)
+{
+    const struct fdr__field *nm;
+    double d;
+    if (!tunable_fields(fl, nf, &nm, &d))
+        return 0;
+    unsigned k = 0;
+    while (k < x->ntun && !(x->tun[k].pid == ev->pid && strlen(x->tun[k].name) == nm->n &&
+                            memcmp(x->tun[k].name, nm->s, nm->n) == 0))
+        k++;
+    struct pb *p = &x->pb;
+    if (k == x->ntun) {
+        if (k == sizeof x->tun / sizeof *x->tun)
+            return 0;
+        x->ntun++;
+        x->tun[k].pid = ev->pid;
+        memcpy(x->tun[k].name, nm->s, nm->n);
+        x->tun[k].name[nm->n] = 0;
+        x->tun[k].uuid = 3ull << 56 | ++x->next_counter;
+        char track[128];
+        snprintf(track, sizeof track, "fdr:tunable.%s", x->tun[k].name);
+        pb_begin(p, TP_TRACK_DESC);
+        pb_uint(p, TD_UUID, x->tun[k].uuid);
+        pb_uint(p, TD_PARENT, proc_uuid(ev->pid));
+        pb_str(p, TD_NAME, track);
+        pb_begin(p, TD_COUNTER);
+        pb_end(p);
+        pb_end(p);
+        write_packet(x);
+    }
+    pb_uint(p, TP_TIMESTAMP, ev->ns);
+    pb_uint(p, TP_SEQ_ID, SEQ_ID);
+    pb_uint(p, TP_SEQ_FLAGS, SEQ_NEEDS_STATE);
+    pb_begin(p, TP_TRACK_EVENT);
+    pb_uint(p, TE_TYPE, COUNTER);
+    pb_uint(p, TE_TRACK_UUID, x->tun[k].uuid);
+    pb_double(p, TE_DOUBLE_COUNTER_VALUE, d);
+    pb_end(p);
+    write_packet(x);
+    return 1;
+}
+
 static void pf_event(struct exporter *x, const struct fdr__rd_event *ev, const char *name,
-                     int kind, const struct fdr__field *fl, int nf)
+                     int kind, uint64_t track, const struct fdr__field *fl, int nf)
 {
     struct pb *p = &x->pb;
     struct proc_state *ps = &x->ps[ev->proc->index];
     uint64_t *iid = &ps->iid[ev->c->id];
+    if (kind == DRAW_ABEGIN && x->track_new)
+        pf_async_track(x, ev, name, track);
     pb_uint(p, TP_TIMESTAMP, ev->ns);
     pb_uint(p, TP_SEQ_ID, SEQ_ID);
     pb_uint(p, TP_SEQ_FLAGS,
@@ -530,15 +716,21 @@ static void pf_event(struct exporter *x, const struct fdr__rd_event *ev, const c
         pb_end(p);
         pb_end(p);
     }
+    static const int type[] = {INSTANT, SLICE_BEGIN, SLICE_END, SLICE_BEGIN, SLICE_END};
     pb_begin(p, TP_TRACK_EVENT);
-    pb_uint(p, TE_TYPE, kind == 1 ? SLICE_BEGIN : kind == 2 ? SLICE_END : INSTANT);
-    pb_uint(p, TE_TRACK_UUID, thread_uuid(ev->pid, ev->tid));
-    if (kind != 2)
+    pb_uint(p, TE_TYPE, (uint64_t)type[kind]);
+    pb_uint(p, TE_TRACK_UUID,
+            kind >= DRAW_ABEGIN ? async_uuid(track) : thread_uuid(ev->pid, ev->tid));
+    if (kind != DRAW_END && kind != DRAW_AEND)
         pb_uint(p, TE_NAME_IID, *iid);
+    if (kind == DRAW_ABEGIN) /* to the end's thread, if another (export_all) */
+        pb_fixed64(p, TE_FLOW_IDS, flow_id(x->seq));
     pf_annotations(p, fl, nf);
     pb_end(p);
     write_packet(x);
-    for (int i = 0; i < nf; i++) {
+    if (strcmp(name, "fdr:tunable") == 0 && pf_tunable(x, ev, fl, nf))
+        return;
+    for (int i = x->marker; i < nf; i++) {
         double d;
         if (!fdr__field_number(&fl[i], &d))
             continue;
@@ -562,6 +754,44 @@ static void pf_event(struct exporter *x, const struct fdr__rd_event *ev, const c
     }
 }
 
+/* A clock snapshot before the first event: the packets' timestamps (the
+ * trace's line time, taken as Perfetto's default clock, BOOTTIME) at the
+ * first event, and the same moment as REALTIME (ns since the epoch, from
+ * the trace's clock in its metadata), so that Perfetto shows absolute
+ * times. Nothing when the metadata has no clock. */
+static void pf_clock(struct exporter *x, const struct fdr__rd_event *ev)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/metadata", ev->proc->path);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    static char meta[1 << 20];
+    size_t len = fread(meta, 1, sizeof meta - 1, f);
+    fclose(f);
+    meta[len] = 0;
+    uint64_t freq, off;
+    int64_t off_s;
+    if (fdr__tsdl_clock(meta, len, &freq, &off_s, &off) < 0)
+        return;
+    uint64_t v = ev->ts + off;
+    int64_t real = off_s * 1000000000 + (int64_t)(v / freq * 1000000000u) +
+                   (int64_t)((double)(v % freq) * 1e9 / (double)freq);
+    struct pb *p = &x->pb;
+    pb_uint(p, TP_SEQ_ID, SEQ_ID);
+    pb_begin(p, TP_CLOCK_SNAPSHOT);
+    pb_begin(p, CS_CLOCKS);
+    pb_uint(p, CK_ID, CLOCK_BOOTTIME_ID);
+    pb_uint(p, CK_TIMESTAMP, ev->ns);
+    pb_end(p);
+    pb_begin(p, CS_CLOCKS);
+    pb_uint(p, CK_ID, CLOCK_REALTIME_ID);
+    pb_uint(p, CK_TIMESTAMP, (uint64_t)real);
+    pb_end(p);
+    pb_end(p);
+    write_packet(x);
+}
+
 /* ---- the verb -------------------------------------------------------------- */
 
 static int keep(struct exporter *x, const struct fdr__rd_event *ev)
@@ -577,6 +807,29 @@ static int keep(struct exporter *x, const struct fdr__rd_event *ev)
                  : 2;
     }
     return *s == 1;
+}
+
+/* A span that an event left without its end (spans.h): ended there. */
+static void draw_closed(struct exporter *x, const struct fdr__rd_event *ev,
+                        const struct span_closed *c)
+{
+    if (x->perfetto) {
+        pf_mark(x, ev->ns,
+                c->async ? async_uuid(c->track) : thread_uuid(ev->pid, ev->tid),
+                SLICE_END, 0, 0);
+        return;
+    }
+    const char *name = spans_name(x->spans, c->name)->name;
+    json_sep(x);
+    fputs("{\"name\":", x->out);
+    off_json_str(x->out, name, strlen(name));
+    fprintf(x->out, ",\"ph\":\"%s\",\"ts\":", c->async ? "e" : "E");
+    json_ts(x, ev->ns);
+    fprintf(x->out, ",\"pid\":%u,\"tid\":%u", ev->pid, ev->tid);
+    if (c->async)
+        fprintf(x->out, ",\"cat\":\"span\",\"id\":\"0x%llx\"",
+                (unsigned long long)c->seq);
+    fputs(",\"args\":{\"unended\":true}}", x->out);
 }
 
 static int export_all(struct exporter *x, struct off_diag *d)
@@ -607,24 +860,45 @@ static int export_all(struct exporter *x, struct off_diag *d)
         int kind = slice_kind(evname, &base);
         int fresh;
         struct thread *th = thread_get(x, ev.pid, ev.tid, &fresh);
-        if (!th) {
+        struct span_step sp;
+        if (!th || spans_feed(x->spans, &ev, &sp) < 0) {
             progress_end(&bar);
             return cli_fail(1, "export", "out of memory");
         }
-        if (kind == 2 && th->depth == 0)
-            kind = 0; /* an end without its begin: an instant */
-        th->depth += kind == 1 ? 1u : kind == 2 ? (uint32_t)-1 : 0u;
+        x->marker = sp.kind != SPAN_NONE;
+        x->track_new = sp.track_new;
+        x->seq = sp.seq;
+        if (sp.kind) {
+            static const int draw[] = {0, DRAW_BEGIN, DRAW_END, DRAW_ABEGIN, DRAW_AEND};
+            kind = sp.kind == SPAN_BEGIN || sp.kind == SPAN_ABEGIN || sp.matched
+                       ? draw[sp.kind]
+                       : DRAW_INSTANT; /* an end without its begin */
+            base = strlen(evname);
+        } else {
+            if (kind == 2 && th->depth == 0)
+                kind = 0; /* an end without its begin: an instant */
+            th->depth += kind == 1 ? 1u : kind == 2 ? (uint32_t)-1 : 0u;
+        }
         struct proc_state *ps = &x->ps[ev.proc->index];
         int new_proc = !ps->announced;
         ps->announced = 1;
         snprintf(x->name, sizeof x->name, "%s:%.*s", fdr__classes_str(t, ev.c->provider),
                  (int)(kind ? base : strlen(evname)), evname);
         if (x->perfetto) {
+            if (!x->events)
+                pf_clock(x, &ev);
             pf_names(x, &ev, new_proc, fresh);
-            pf_event(x, &ev, x->name, kind, fl, nf);
-        } else {
+        } else
             json_names(x, &ev, new_proc, fresh);
-            json_event(x, &ev, x->name, kind, fl, nf);
+        for (size_t i = 0; i < sp.n_closed; i++)
+            draw_closed(x, &ev, &sp.closed[i]);
+        if (x->perfetto) {
+            pf_event(x, &ev, x->name, kind, sp.track, fl, nf);
+            if (kind == DRAW_AEND && sp.begin_tid != ev.tid)
+                pf_mark(x, ev.ns, thread_uuid(ev.pid, ev.tid), INSTANT,
+                        x->ps[ev.proc->index].iid[ev.c->id], flow_id(sp.seq));
+        } else {
+            json_event(x, &ev, x->name, kind, sp.seq, fl, nf);
         }
         x->events++;
     }
@@ -692,7 +966,8 @@ static int export_run(int argc, char **argv)
     unsigned np = fdr__reader_procs(x.r);
     x.sel = calloc(np, sizeof *x.sel);
     x.ps = calloc(np, sizeof *x.ps);
-    int ok = x.sel && x.ps;
+    x.spans = spans_new();
+    int ok = x.sel && x.ps && x.spans;
     for (unsigned i = 0; ok && i < np; i++) {
         unsigned n = fdr__reader_proc(x.r, i)->classes.n + 1u;
         ok = (x.sel[i] = calloc(n, 1)) &&
@@ -730,6 +1005,7 @@ done:
     free(x.ps);
     free(x.sel);
     free(x.threads);
+    spans_free(x.spans);
     fdr__reader_close(x.r);
     fdr__rules_free(x.rules);
     return st;
@@ -744,8 +1020,9 @@ const struct cli_verb cli_verbs_export[] = {
      "                      ui.perfetto.dev or trace_processor); for big traces\n"
      "  --format chrome     Chrome trace-event JSON (chrome://tracing, Perfetto)\n"
      "  --filter PATTERN    only the events the pattern selects (FDR_EVENTS syntax)\n"
-     "Each process and thread is a track; events ending in _enter/_begin and\n"
-     "_exit/_end are slices, the others instants, with every field as an\n"
+     "Each process and thread is a track; spans (fdr/span.h) are slices, async\n"
+     "ones on tracks of their own; events ending in _enter/_begin and\n"
+     "_exit/_end are slices too, the others instants, with every field as an\n"
      "argument; each numeric field is also a counter track provider:event.field.\n"
      "Corrupt input is reported as one line per problem and skipped; the exit\n"
      "status is then 1.\n"},

@@ -24,7 +24,14 @@
  * packets fdrd wrote already reported (out_reported, which the drain code
  * keeps in the ring header) is taken off, so that the discarded events
  * babeltrace2 reports in OUT are only the ones the trace's directory does
- * not. */
+ * not.
+ *
+ * Exit 0 promises that OUT reads: the metadata is written again from the
+ * parameters the process's metadata states and its class file's classes
+ * (a damaged metadata file cannot disagree with the streams), packets whose
+ * time goes back are skipped, and what was written for each process is
+ * read back with the shared reader (common/reader.h); a stream that does
+ * not read whole is removed and its ring named on stderr. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -43,6 +50,8 @@
 #include "common/committed.h"
 #include "common/drain.h"
 #include "common/iter.h"
+#include "common/pathwalk.h"
+#include "common/reader.h"
 #include "common/tracedir.h"
 #include "common/tsdl.h"
 
@@ -53,6 +62,7 @@
 
 struct rec {
     const char *verb;
+    const char *out;
     int out_top; /* OUT */
     uint64_t events, packets, cut, corrupt, rings, skipped, procs;
     struct progress bar;
@@ -146,50 +156,46 @@ static int emit_blob(int fd, void *arg)
     return 0;
 }
 
-/* Events in the whole packets of stream file fd. */
-static uint64_t count_events(int fd, const struct fdr__classes *t)
-{
-    struct stat st;
-    if (fstat(fd, &st) < 0 || st.st_size == 0)
-        return 0;
-    const char *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED)
-        return 0;
-    uint64_t n = 0;
-    for (size_t at = 0; at + sizeof(struct fdr__pkt) <= (size_t)st.st_size;) {
-        struct fdr__pkt hdr;
-        memcpy(&hdr, p + at, sizeof hdr);
-        size_t bytes = hdr.packet_size / 8;
-        if (bytes < sizeof hdr || bytes > (size_t)st.st_size - at)
-            break;
-        struct fdr__iter it;
-        struct fdr__event ev;
-        fdr__iter_init(&it, p + at, hdr.content_size / 8, t);
-        while (fdr__iter_next(&it, &ev) > 0)
-            n++;
-        at += bytes;
-    }
-    munmap((void *)p, (size_t)st.st_size);
-    return n;
-}
-
 /* Closed packet seq of the (private) mapping, cut after its last event
- * that parses. 1 when it was cut, 0 when whole or not a packet. */
+ * that parses; its end time made to cover its events. A packet that
+ * begins before *end (the end of the last one kept: a header overwritten
+ * with other times) is made unreadable, so that the drain skips it as
+ * corrupt: readers (babeltrace2's muxer) stop at a stream whose time goes
+ * back. 1 when it was cut, 0 when whole or not a packet. */
 static int cut_packet(struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
-                      uint64_t seq, const struct fdr__classes *t)
+                      uint64_t seq, const struct fdr__classes *t, uint64_t *end)
 {
     struct fdr__pkt hdr;
     char *slot = (char *)fdr__ring_slot(h, g, seq);
     if (fdr__pkt_check(slot, g, seq, &hdr) < 0)
         return 0;
-    uint64_t last;
-    size_t good = fdr__drain_committed(slot, hdr.content_size / 8, t, &hdr, &last);
-    if (good == hdr.content_size / 8)
+    if (hdr.ts_begin < *end) {
+        memset(slot, 0, sizeof hdr.magic);
         return 0;
+    }
+    uint64_t last;
+    size_t good =
+        fdr__packet_prefix(slot, hdr.content_size / 8, &hdr, t, hdr.ts_end, &last);
+    int cut = good != hdr.content_size / 8;
     hdr.content_size = (uint64_t)good * 8;
-    hdr.ts_end = last > hdr.ts_begin ? last : hdr.ts_begin;
+    if (cut || hdr.ts_end < last)
+        hdr.ts_end = last; /* last >= ts_begin */
     memcpy(slot, &hdr, sizeof hdr);
-    return 1;
+    *end = hdr.ts_end;
+    return cut;
+}
+
+/* The open packet of the (private) mapping, made unreadable when it
+ * begins before end (as cut_packet). */
+static void check_open(struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                       uint64_t produced, uint64_t end)
+{
+    struct fdr__open_packet op;
+    struct fdr__pkt hdr;
+    char *slot = (char *)fdr__ring_slot(h, g, produced);
+    if (fdr__committed(h, g->size, &op) == 1 && op.seq == produced &&
+        fdr__pkt_check(slot, g, produced, &hdr) == 0 && hdr.ts_begin < end)
+        memset(slot, 0, sizeof hdr.magic);
 }
 
 /* babeltrace2 takes the discarded count of a stream's first packet as its
@@ -197,17 +203,20 @@ static int cut_packet(struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
  * the middle of the ring's (packet first > 0) therefore begins with a
  * header-only packet numbered first - 1 that reports 0 (after the counts
  * fdrd's output reported already were taken off), a copy of the header of
- * the ring's first packet that is still there: the next packets' counts,
- * above it, are reported as lost. 1 when written. */
-static int baseline(int out, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
-                    uint64_t first, uint64_t produced)
+ * the ring's first valid packet that is still there: the next packets'
+ * counts, above it, are reported as lost. Its time when written (the time
+ * the next packets may not go back from), else 0; st moves past it. */
+static uint64_t baseline(int out, struct fdr__buf_hdr *h, const struct fdr__ring_geom *g,
+                         uint64_t first, uint64_t produced, struct fdr__stream_state *st)
 {
     struct fdr__pkt hdr;
     struct fdr__open_packet op;
+    uint64_t seq = first;
     if (first == 0)
         return 0;
-    if (first < produced &&
-        fdr__pkt_check(fdr__ring_slot(h, g, first), g, first, &hdr) == 0)
+    while (seq < produced && fdr__pkt_check(fdr__ring_slot(h, g, seq), g, seq, &hdr) < 0)
+        seq++;
+    if (seq < produced)
         hdr.ts_end = hdr.ts_begin;
     else if (fdr__committed(h, g->size, &op) == 1 && op.seq == produced &&
              fdr__pkt_check(fdr__ring_slot(h, g, op.seq), g, op.seq, &hdr) == 0)
@@ -223,13 +232,147 @@ static int baseline(int out, struct fdr__buf_hdr *h, const struct fdr__ring_geom
     if (fdr__packet_write(out, &hdr, NULL) < 0)
         return 0;
     h->out_bytes += sizeof hdr;
-    return 1;
+    fdr__stream_advance(st, &hdr);
+    return hdr.ts_end;
 }
 
-/* Ring file `name` of process directory dir into out_dir. */
-static void one_ring(struct rec *x, int dir, const char *pname, const char *name,
-                     int out_dir, const struct fdr__classes *t)
+/* The parameters of a process's metadata (common/tsdl.c writes it), read
+ * back from its text: what the rebuilt metadata is written from, with the
+ * class file's classes, so that the two always agree. Each value is looked
+ * up by its line; a missing or malformed one makes the metadata unreadable
+ * (zeroed, truncated before its clock, overwritten). */
+struct meta {
+    struct fdr__tsdl_params p;
+    char hostname[256], procname[256], version[64], clock_desc[256];
+};
+
+/* The string value of `key = "..."` (a line of its own) unescaped into out
+ * (common/tsdl.c's put_escaped: \\, \" and \xHH). 0, or -1. */
+static int meta_str(const char *m, const char *key, char *out, size_t cap)
 {
+    char k[64];
+    snprintf(k, sizeof k, "\n\t%s = \"", key);
+    const char *s = strstr(m, k);
+    if (!s)
+        return -1;
+    size_t n = 0;
+    for (s += strlen(k); *s && *s != '"' && *s != '\n'; s++) {
+        char ch = *s;
+        if (ch == '\\' && s[1] == 'x' && s[2] && s[3]) {
+            char hex[3] = {s[2], s[3], 0}, *end;
+            ch = (char)strtoul(hex, &end, 16);
+            if (*end)
+                return -1;
+            s += 3;
+        } else if (ch == '\\' && (s[1] == '\\' || s[1] == '"')) {
+            ch = *++s;
+        }
+        if (n + 1 >= cap)
+            return -1;
+        out[n++] = ch;
+    }
+    out[n] = 0;
+    return *s == '"' ? 0 : -1;
+}
+
+/* The number of `key = N;` (a line of its own). 0, or -1. */
+static int meta_num(const char *m, const char *key, int is_signed, uint64_t *v)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\n\t%s = ", key);
+    const char *s = strstr(m, k);
+    if (!s)
+        return -1;
+    s += strlen(k);
+    if (!(*s >= '0' && *s <= '9') && !(is_signed && *s == '-'))
+        return -1;
+    char *end;
+    errno = 0;
+    *v = is_signed ? (uint64_t)strtoll(s, &end, 10) : strtoull(s, &end, 10);
+    return errno || *end != ';' ? -1 : 0;
+}
+
+/* Parses metadata m (NUL-terminated) into x. NULL, or what is wrong. */
+static const char *meta_parse(const char *m, struct meta *x)
+{
+    static const char head[] = "/* CTF 1.8 */\n";
+    char uuid[64];
+    uint64_t v[7];
+    if (strncmp(m, head, strlen(head)) != 0)
+        return "no CTF 1.8 header";
+    if (meta_str(m, "uuid", uuid, sizeof uuid) < 0 || strlen(uuid) != 36)
+        return "no trace uuid";
+    for (unsigned i = 0, n = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (uuid[i] != '-')
+                return "bad trace uuid";
+            continue;
+        }
+        char hex[3] = {uuid[i], uuid[i + 1], 0}, *end;
+        x->p.uuid[n++] = (uint8_t)strtoul(hex, &end, 16);
+        if (*end || !uuid[i + 1] || uuid[i + 1] == '-')
+            return "bad trace uuid";
+        i++;
+    }
+    if (meta_str(m, "hostname", x->hostname, sizeof x->hostname) < 0 ||
+        meta_str(m, "procname", x->procname, sizeof x->procname) < 0 ||
+        meta_str(m, "tracer_version", x->version, sizeof x->version) < 0 ||
+        meta_num(m, "vpid", 1, &v[0]) < 0 || meta_num(m, "tracer_major", 0, &v[1]) < 0 ||
+        meta_num(m, "tracer_minor", 0, &v[2]) < 0 ||
+        meta_num(m, "tracer_patch", 0, &v[3]) < 0)
+        return "no env block";
+    if (meta_str(m, "description", x->clock_desc, sizeof x->clock_desc) < 0 ||
+        meta_num(m, "freq", 0, &v[4]) < 0 || meta_num(m, "offset_s", 1, &v[5]) < 0 ||
+        meta_num(m, "offset", 0, &v[6]) < 0 || v[4] == 0)
+        return "no clock";
+    x->p.pid = (long)(int64_t)v[0];
+    for (int i = 0; i < 3; i++)
+        x->p.version[i] = (unsigned)v[1 + i];
+    x->p.clock_freq = v[4];
+    x->p.clock_offset_s = (int64_t)v[5];
+    x->p.clock_offset = v[6];
+    x->p.hostname = x->hostname;
+    x->p.procname = x->procname;
+    x->p.version_string = x->version;
+    x->p.clock_desc = x->clock_desc;
+    return NULL;
+}
+
+/* The field names of the classes of t are TSDL identifiers once prefixed
+ * with '_', distinct within a class, and their types are known: else the
+ * metadata written from them would not parse (fdr__classes_load checks
+ * bounds, not this). NULL, or what is wrong. */
+static const char *classes_tsdl_check(const struct fdr__classes *t)
+{
+    for (uint32_t id = 1; id <= t->n && id <= FDR__MAX_CLASSES; id++) {
+        const struct fdr__class *c = fdr__classes_get(t, (uint16_t)id);
+        for (unsigned i = 0; c && i < c->nfields && i < FDR_MAX_FIELDS; i++) {
+            const char *name = fdr__classes_str(t, c->names[i]);
+            if (c->types[i] < FDR__T_BOOL || c->types[i] > FDR__T_LAST)
+                return "a field of unknown type";
+            if (name[strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                  "0123456789_")])
+                return "a field name that is not an identifier";
+            for (unsigned j = 0; j < i; j++)
+                if (strcmp(name, fdr__classes_str(t, c->names[j])) == 0)
+                    return "two fields of one class with the same name";
+        }
+    }
+    return NULL;
+}
+
+static int emit_meta(int fd, void *arg)
+{
+    char buf[4096];
+    return fdr__tsdl_emit(fd, buf, sizeof buf, arg);
+}
+
+/* Ring file `name` of process directory dir into out_dir; the name of the
+ * stream file written, if any, into wrote (else ""). */
+static void one_ring(struct rec *x, int dir, const char *pname, const char *name,
+                     int out_dir, const struct fdr__classes *t, char wrote[48])
+{
+    wrote[0] = 0;
     unsigned route, k;
     char tail;
     if (sscanf(name, "ring-%u-%u%c", &route, &k, &tail) != 2)
@@ -304,35 +447,128 @@ static void one_ring(struct rec *x, int dir, const char *pname, const char *name
         base = fp.discarded;
     h->out_bytes = 0;
     h->out_lost = (uint64_t)0 - base;
-    baseline(out, h, &g, first, produced);
+    struct fdr__stream_state sst = {0, 0, 0, 0};
+    uint64_t corrupt = 0, end = baseline(out, h, &g, first, produced, &sst);
     for (uint64_t seq = first; seq < produced; seq++) {
         if (((seq - first) & 63) == 0)
             progress_update(&x->bar, x->done + (seq - first) * g.packet_size, x->total);
-        x->cut += (uint64_t)cut_packet(h, &g, seq, t);
+        x->cut += (uint64_t)cut_packet(h, &g, seq, t, &end);
         uint64_t grown = 0;
-        int rc = fdr__drain_packet(out, h, &g, seq, t, &grown);
+        int rc = fdr__drain_packet(out, h, &g, seq, t, &sst, &grown);
         h->out_bytes += grown;
         if (rc == 0)
             x->packets++;
         else if (rc == 1)
-            x->corrupt++;
+            corrupt++;
         else
-            fprintf(stderr, "fdr %s: %s: %s\n", x->verb, sname, strerror(-rc));
+            fprintf(stderr, "fdr %s: %s/%s: %s: %s\n", x->verb, pname, name, sname,
+                    strerror(-rc));
     }
-    if (fdr__drain_open_packet(out, h, &g, produced, t) < 0)
-        x->corrupt++;
+    check_open(h, &g, produced, end);
+    if (fdr__drain_open_packet(out, h, &g, produced, t, &sst) < 0)
+        corrupt++;
     else if (h->out_bytes)
         x->packets++; /* the open packet, or the count after the last one */
     if (h->out_bytes == sizeof(struct fdr__pkt))
         h->out_bytes = 0; /* the baseline alone: nothing to recover */
-    x->events += count_events(out, t);
+    if (corrupt)
+        fprintf(stderr, "fdr %s: %s/%s: %llu corrupt packets skipped\n", x->verb, pname,
+                name, (unsigned long long)corrupt);
+    x->corrupt += corrupt;
     x->rings++;
     x->done += (uint64_t)st.st_size;
     uint64_t bytes = h->out_bytes;
     close(out);
     if (!bytes)
         unlinkat(out_dir, sname, 0); /* never used */
+    else
+        snprintf(wrote, 48, "%s", sname);
     munmap(h, (size_t)st.st_size);
+}
+
+/* A stream file written for a ring, and what the reader found wrong in it. */
+struct written {
+    char ring[256], stream[48];
+    int bad;
+    uint64_t off;
+    char what[160];
+};
+
+struct check {
+    struct written *w;
+    size_t n;
+    int other; /* a problem outside the stream files (class file) */
+    char what[200];
+};
+
+static void check_diag(void *ctx, const char *file, uint64_t off, const char *what)
+{
+    struct check *k = ctx;
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    for (size_t i = 0; i < k->n; i++)
+        if (strcmp(k->w[i].stream, base) == 0) {
+            if (!k->w[i].bad++) {
+                k->w[i].off = off;
+                snprintf(k->w[i].what, sizeof k->w[i].what, "%s", what);
+            }
+            return;
+        }
+    if (!k->other++)
+        snprintf(k->what, sizeof k->what, "%s: %s", base, what);
+}
+
+/* Reads back what was written for process pname (OUT/pname) with the
+ * shared reader (common/reader.h: class file, every packet checked, every
+ * event walked), the way `fdr print` and babeltrace2 will: a stream file
+ * that does not read whole is removed and its ring named; a process whose
+ * directory does not read at all is removed. Adds the events read to
+ * x->events. */
+static void verify(struct rec *x, int out_dir, const char *pname, struct written *w,
+                   size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", x->out, pname);
+    struct check k = {w, n, 0, ""};
+    struct fdr__reader *r = NULL;
+    int rc = n ? fdr__reader_open(path, check_diag, &k, &r) : 0;
+    if (rc < 0 && rc != -ENODATA && !k.other)
+        snprintf(k.what, sizeof k.what, "%s", strerror(-rc)), k.other = 1;
+    struct fdr__rd_event ev;
+    while (r && fdr__reader_next(r, &ev) == 1)
+        ;
+    if (k.other) {
+        fprintf(stderr,
+                "fdr %s: %s: what was rebuilt does not read (%s): its %zu rings "
+                "skipped\n",
+                x->verb, pname, k.what, n);
+        x->skipped += n;
+        fdr__tracedir_clear(out_dir);
+        unlinkat(x->out_top, pname, AT_REMOVEDIR);
+        fdr__reader_close(r);
+        return;
+    }
+    for (unsigned i = 0; r && i < fdr__reader_streams(r); i++) {
+        struct fdr__rd_stream_info s;
+        char name[48];
+        fdr__reader_stream(r, i, &s);
+        snprintf(name, sizeof name, "stream_%u", s.stream);
+        for (size_t j = 0; j < n; j++)
+            if (!w[j].bad && strcmp(w[j].stream, name) == 0)
+                x->events += s.events;
+    }
+    fdr__reader_close(r);
+    for (size_t i = 0; i < n; i++) {
+        if (!w[i].bad)
+            continue;
+        fprintf(stderr,
+                "fdr %s: %s/%s: what was rebuilt does not read (%s at byte %llu "
+                "of %s): skipped\n",
+                x->verb, pname, w[i].ring, w[i].what, (unsigned long long)w[i].off,
+                w[i].stream);
+        unlinkat(out_dir, w[i].stream, 0);
+        x->skipped++;
+    }
 }
 
 /* Process directory `pname` of DIR. */
@@ -372,22 +608,62 @@ static void one_process(struct rec *x, int top, const char *pname)
         free(cls);
         return;
     }
+    /* The metadata is written again from its own parameters and the
+     * class file's classes: a metadata file cut or overwritten after its
+     * clock, or older than the class file, would not describe the events
+     * the rebuilt streams hold. */
+    struct meta mp;
+    memset(&mp, 0, sizeof mp);
+    const char *bad = meta_parse(meta, &mp), *bad_cls = classes_tsdl_check(&t);
+    if (bad || bad_cls) {
+        unsigned n = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL)
+            n += strncmp(e->d_name, "ring-", 5) == 0;
+        fprintf(stderr, "fdr %s: %s: %s (%s): its %u rings skipped\n", x->verb, pname,
+                bad ? "metadata unreadable" : "bad class file", bad ? bad : bad_cls, n);
+        x->skipped += n;
+        closedir(d);
+        free(meta);
+        free(cls);
+        return;
+    }
+    mp.p.classes = &t;
     /* What an earlier recovery into OUT left goes first. */
     int out_dir = fdr__tracedir_make(x->out_top, pname);
-    struct blob bm = {meta, mlen}, bc = {cls, clen};
+    struct blob bc = {cls, clen};
     int e = out_dir < 0 ? out_dir : fdr__tracedir_clear(out_dir);
     if (e == 0)
         e = fdr__tracedir_replace(out_dir, FDR__CLASSES_FILE, emit_blob, &bc);
     if (e == 0)
-        e = fdr__tracedir_replace(out_dir, "metadata", emit_blob, &bm);
+        e = fdr__tracedir_replace(out_dir, "metadata", emit_meta, &mp.p);
     if (e < 0) {
         fprintf(stderr, "fdr %s: cannot write the trace of %s: %s\n", x->verb, pname,
                 strerror(-e));
         x->skipped++;
     } else {
+        struct written *w = NULL;
+        size_t n = 0, cap = 0;
         struct dirent *ent;
-        while ((ent = readdir(d)) != NULL)
-            one_ring(x, dirfd(d), pname, ent->d_name, out_dir, &t);
+        while ((ent = readdir(d)) != NULL) {
+            if (n == cap) {
+                struct written *m = realloc(w, (cap = cap ? 2 * cap : 16) * sizeof *w);
+                if (!m) {
+                    fprintf(stderr, "fdr %s: %s: out of memory\n", x->verb, pname);
+                    x->skipped++;
+                    break;
+                }
+                w = m;
+            }
+            one_ring(x, dirfd(d), pname, ent->d_name, out_dir, &t, w[n].stream);
+            if (w[n].stream[0]) {
+                snprintf(w[n].ring, sizeof w[n].ring, "%s", ent->d_name);
+                w[n].bad = 0;
+                n++;
+            }
+        }
+        verify(x, out_dir, pname, w, n);
+        free(w);
         x->procs++;
     }
     if (out_dir >= 0)
@@ -395,18 +671,6 @@ static void one_process(struct rec *x, int top, const char *pname)
     closedir(d);
     free(meta);
     free(cls);
-}
-
-/* Makes the missing parents of path, 0700. */
-static void make_parents(const char *path)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s", path);
-    for (char *q = p + 1; (q = strchr(q, '/')) != NULL; q++) {
-        *q = 0;
-        mkdir(p, 0700);
-        *q = '/';
-    }
 }
 
 static int cmd_recover(int argc, char **argv)
@@ -451,12 +715,15 @@ static int cmd_recover(int argc, char **argv)
                         dir, MARK);
     }
     free(mark);
-    make_parents(out);
-    struct rec x = {.verb = verb};
-    x.out_top = fdr__tracedir_open_top(out);
+    struct rec x = {.verb = verb, .out = out};
+    /* Walked, not trusted (common/pathwalk.h): its missing parents made,
+     * no symlink followed where another user could have planted it. */
+    char at[4096];
+    x.out_top = fdr__pathwalk(out, 0755 | FDR__WALK_PARENTS, at, sizeof at);
     if (x.out_top < 0) {
         close(top);
-        return cli_fail(1, verb, "%s: %s", out, strerror(-x.out_top));
+        return cli_fail(1, verb, "%s: %s: %s", out, at,
+                        fdr__pathwalk_strerror(-x.out_top));
     }
     DIR *d = fdopendir(top);
     if (!d) {
@@ -494,6 +761,8 @@ const struct cli_verb cli_verbs_recover[] = {
      "committed event. With what fdrd wrote to the trace's output directory before\n"
      "it died, that is every committed event. DIR is only read. Every ring and\n"
      "packet is checked; a corrupt one is skipped with one line and counted.\n"
+     "What was written is read back (every packet and event); a stream that does\n"
+     "not read is removed, its ring named: after exit 0, OUT reads whole.\n"
      "Prints one summary line; exit 0, or 1 when something was skipped or DIR is\n"
      "not a buffer directory, 2 for a usage error.\n"},
     {0},

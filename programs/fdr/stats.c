@@ -2,8 +2,10 @@
 /* stats.c - `fdr stats DIR [--json]`: events per class, per thread and
  * per process, rates over the trace's span, discarded counts and first and
  * last times of a trace on disk, read once, packet by packet
- * (common/reader.h). Counting costs a table slot per class and per thread:
- * an array indexed by class id per process, a hash table of threads. */
+ * (common/reader.h); and per span name (fdr/span.h, paired by spans.c)
+ * the count, total, min, p50, p90, p99, max and self time of its spans. Counting costs a
+ * table slot per class and per thread: an array indexed by class id per process, a hash
+ * table of threads. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "common/format.h"
 #include "offline.h"
 #include "progress.h"
+#include "spans.h"
 
 struct thr {
     uint32_t pid, tid;
@@ -178,6 +181,95 @@ static void table_print(struct table *t)
     t->cell = NULL;
 }
 
+/* A duration for people: 850ns, 12.345us, 1.234ms, 2.500s. */
+static const char *dur(char *b, uint64_t ns)
+{
+    if (ns < 1000)
+        snprintf(b, 32, "%lluns", (unsigned long long)ns);
+    else if (ns < 1000000)
+        snprintf(b, 32, "%.3fus", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(b, 32, "%.3fms", (double)ns / 1e6);
+    else
+        snprintf(b, 32, "%.3fs", (double)ns / 1e9);
+    return b;
+}
+
+/* The spans, as the "spans" member of the JSON object (durations in ns;
+ * min and the quantiles null when none ended). */
+static void spans_json(struct spans *spn)
+{
+    uint64_t um, ue, ru;
+    spans_totals(spn, &um, &ue, &ru);
+    printf(" \"span_unmatched\": %llu, \"span_unended\": %llu, \"span_reused\": %llu,\n"
+           " \"spans\": [",
+           (unsigned long long)um, (unsigned long long)ue, (unsigned long long)ru);
+    for (size_t i = 0; i < spans_names(spn); i++) {
+        struct span_name *n = spans_name(spn, i);
+        printf("%s\n  {\"name\": ", i ? "," : "");
+        off_json_str(stdout, n->name, strlen(n->name));
+        printf(", \"count\": %llu, \"total_ns\": %llu, \"self_ns\": %llu, ",
+               (unsigned long long)n->count, (unsigned long long)n->total,
+               (unsigned long long)n->self);
+        if (n->count)
+            printf(
+                "\"min_ns\": %llu, \"p50_ns\": %llu, \"p90_ns\": %llu, \"p99_ns\": %llu, "
+                "\"max_ns\": %llu, ",
+                (unsigned long long)n->min, (unsigned long long)spans_quantile(n, 0.5),
+                (unsigned long long)spans_quantile(n, 0.9),
+                (unsigned long long)spans_quantile(n, 0.99), (unsigned long long)n->max);
+        else
+            printf("\"min_ns\": null, \"p50_ns\": null, \"p90_ns\": null, \"p99_ns\": "
+                   "null, \"max_ns\": null, ");
+        printf("\"unended\": %llu, \"unmatched\": %llu, \"reused\": %llu}",
+               (unsigned long long)n->unended, (unsigned long long)n->unmatched,
+               (unsigned long long)n->reused);
+    }
+    printf("]");
+}
+
+/* The spans as a table, when there are any, and what did not pair. */
+static void spans_table(struct spans *spn)
+{
+    if (!spans_names(spn))
+        return;
+    static const char *const h[] = {"SPAN", "COUNT",   "TOTAL",     "MIN",
+                                    "P50",  "P90",     "P99",       "MAX",
+                                    "SELF", "UNENDED", "UNMATCHED", "REUSED"};
+    struct table t = {12, h, "lrrrrrrrrrrr", NULL, 0, 0};
+    char b[32];
+    for (size_t i = 0; i < spans_names(spn); i++) {
+        struct span_name *n = spans_name(spn, i);
+        int row = table_row(&t);
+        if (row < 0)
+            break;
+        size_t r = (size_t)row;
+        printable(cell(&t, r, 0), n->name, strlen(n->name));
+        snprintf(cell(&t, r, 1), 64, "%llu", (unsigned long long)n->count);
+        snprintf(cell(&t, r, 2), 64, "%s", dur(b, n->total));
+        const double q[] = {-1, 0.5, 0.9, 0.99, -2};
+        for (int k = 0; k < 5; k++) {
+            uint64_t v = q[k] == -1   ? n->min
+                         : q[k] == -2 ? n->max
+                                      : spans_quantile(n, q[k]);
+            snprintf(cell(&t, r, 3 + k), 64, "%s", n->count ? dur(b, v) : "-");
+        }
+        snprintf(cell(&t, r, 8), 64, "%s", dur(b, n->self));
+        snprintf(cell(&t, r, 9), 64, "%llu", (unsigned long long)n->unended);
+        snprintf(cell(&t, r, 10), 64, "%llu", (unsigned long long)n->unmatched);
+        snprintf(cell(&t, r, 11), 64, "%llu", (unsigned long long)n->reused);
+    }
+    fputc('\n', stdout);
+    table_print(&t);
+    uint64_t um, ue, ru;
+    spans_totals(spn, &um, &ue, &ru);
+    if (um || ue || ru)
+        printf(
+            "spans: %llu end(s) without a begin, %llu begin(s) never ended, %llu async "
+            "id(s) reused while open\n",
+            (unsigned long long)um, (unsigned long long)ue, (unsigned long long)ru);
+}
+
 int cli_stats_run(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {0, 0, 0, 0}};
@@ -209,7 +301,10 @@ int cli_stats_run(int argc, char **argv)
     for (unsigned i = 0; ok && i < np; i++)
         ok = !!(s.procs[i].per_class =
                     calloc(fdr__reader_proc(r, i)->classes.n + 1u, sizeof(uint64_t)));
+    struct spans *spn = spans_new();
+    ok = ok && spn;
     struct fdr__rd_event ev;
+    struct span_step step;
     struct progress bar;
     uint64_t seen = 0;
     progress_start(&bar, "stats");
@@ -217,6 +312,10 @@ int cli_stats_run(int argc, char **argv)
         if ((++seen & 0xfff) == 0) {
             uint64_t total, done = fdr__reader_stream_bytes_done(r, &total);
             progress_update(&bar, done, total);
+        }
+        if (spans_feed(spn, &ev, &step) < 0) {
+            ok = 0;
+            break;
         }
         struct proc_st *p = &s.procs[ev.proc->index];
         p->per_class[ev.c->id]++;
@@ -240,6 +339,8 @@ int cli_stats_run(int argc, char **argv)
         memcpy(t->name, ev.thread_name, 16);
     }
     progress_end(&bar);
+    if (spn)
+        spans_finish(spn);
     /* Discarded: each stream's last events_discarded, summed. */
     for (unsigned i = 0; ok && i < fdr__reader_streams(r); i++) {
         struct fdr__rd_stream_info si;
@@ -353,7 +454,9 @@ int cli_stats_run(int argc, char **argv)
             printf(", \"events\": %llu, \"rate\": %.3f}",
                    (unsigned long long)cl[i].events, rate(cl[i].events, span));
         }
-        printf("]}\n");
+        printf("],\n");
+        spans_json(spn);
+        printf("}\n");
     } else {
         printf("trace %s: %llu events, %llu discarded, %u process(es), %zu thread(s)\n",
                dir, (unsigned long long)s.events, (unsigned long long)s.discarded, np,
@@ -415,6 +518,7 @@ int cli_stats_run(int argc, char **argv)
         }
         fputc('\n', stdout);
         table_print(&v);
+        spans_table(spn);
     }
     if (fflush(stdout) != 0)
         status = cli_fail(1, "stats", "writing the output failed");
@@ -428,6 +532,7 @@ done:
         free(s.procs[i].per_class);
     free(s.procs);
     free(s.thr);
+    spans_free(spn);
     fdr__reader_close(r);
     return status;
 }

@@ -96,9 +96,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         null = open("/dev/null", O_WRONLY | O_CLOEXEC);
     struct fdr__buf_hdr *bh = (struct fdr__buf_hdr *)(void *)buf;
     uint64_t first = produced > SLOTS ? produced - SLOTS : 0;
+    struct fdr__stream_state st = {0, 0, 0, 0};
     for (uint64_t seq = first; seq < produced && seq < first + SLOTS; seq++) {
         uint64_t grown = 0;
-        fdr__drain_packet(null, bh, &g, seq, &t, &grown);
+        fdr__drain_packet(null, bh, &g, seq, &t, &st, &grown);
     }
     /* The same packets in one batch, as libfdr's consumer writes them:
      * a packet that claims more than its slot must be skipped, never
@@ -110,13 +111,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
          seq++)
         slot[nb++] = fdr__ring_slot(bh, &g, seq);
     if (nb) {
-        r = fdr__drain_packets(null, bh, &g, first, nb, slot, grown);
+        st = (struct fdr__stream_state){0, 0, 0, 0};
+        r = fdr__drain_packets(null, bh, &g, first, nb, slot, &t, &st, grown);
         if (r < 0 || (unsigned)r > nb)
             abort();
         for (unsigned i = 0; i < nb; i++)
             if (grown[i] > g.packet_size)
                 abort();
     }
-    fdr__drain_open_packet(null, bh, &g, produced, &t);
+    fdr__drain_open_packet(null, bh, &g, produced, &t, &st);
     return 0;
 }

@@ -9,7 +9,8 @@
 #    honoured), nothing under /opt/fdr-test; the shared library has the
 #    soname libfdr.so.0 and the links libfdr.so -> libfdr.so.0 -> the file;
 #    fdr.pc names the prefix without the DESTDIR; fdr-gen is installed when
-#    the build has one.
+#    the build has one; with fdr and fdrd, their man pages, bash completion
+#    and systemd user units (dist/), fdrd.service naming the installed fdrd.
 # 2. consumer.c built with a plain compiler line from `pkg-config --cflags
 #    --libs fdr`, run, its trace checked with babeltrace2 (check-trace.py).
 # 3. consumer.c built by a separate CMake project with find_package(fdr),
@@ -43,7 +44,7 @@ if ! DESTDIR="$WORK/stage" "$CMAKE" --install "$BUILD" --prefix "$PREFIX" \
 fi
 [ -e "$PREFIX" ] && fail "$PREFIX exists: DESTDIR was not honoured"
 for f in $LIBDIR/libfdr.a $LIBDIR/libfdr.so.0.1.0 include/fdr/fdr.h include/fdr/provider.h \
-         include/fdr/trace.h include/fdr/error.h include/fdr/control.h \
+         include/fdr/trace.h include/fdr/span.h include/fdr/error.h include/fdr/control.h \
          include/fdr/internal/fastpath.h include/fdr/internal/args.h \
          include/fdr/internal/visibility.h $LIBDIR/pkgconfig/fdr.pc \
          $LIBDIR/cmake/fdr/fdrConfig.cmake $LIBDIR/cmake/fdr/fdrConfigVersion.cmake \
@@ -59,6 +60,16 @@ grep -q "$WORK" "$ROOT/$LIBDIR/pkgconfig/fdr.pc" "$ROOT/$LIBDIR/cmake/fdr/"*.cma
     fail "an installed file names the DESTDIR"
 if [ -x "$BUILD/programs/gen/fdr-gen" ]; then
     [ -x "$ROOT/bin/fdr-gen" ] || fail "fdr-gen is built but not installed"
+fi
+if [ -x "$BUILD/daemon/fdrd" ]; then
+    for f in share/man/man1/fdr.1 share/man/man1/fdr-record.1 share/man/man8/fdrd.8 \
+             share/man/man3/libfdr.3 share/man/man7/fdr-environment.7 \
+             share/bash-completion/completions/fdr lib/systemd/user/fdrd.socket \
+             lib/systemd/user/fdrd.service; do
+        [ -f "$ROOT/$f" ] || fail "not installed: $f"
+    done
+    grep -qx "ExecStart=$PREFIX/bin/fdrd -f" "$ROOT/lib/systemd/user/fdrd.service" ||
+        fail "fdrd.service does not start $PREFIX/bin/fdrd"
 fi
 for h in $(cd "$HERE/../../include" && find fdr -name '*.h'); do
     cmp -s "$HERE/../../include/$h" "$ROOT/include/$h" || fail "header $h differs or is missing"

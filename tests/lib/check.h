@@ -12,6 +12,11 @@
  *                            (when what follows would make no sense)
  *   check_status()           0 if every check passed, else prints the
  *                            count and returns 1: `return check_status();`
+ *   WAIT_UNTIL(cond, fmt, ...) polls cond every millisecond; after 60 s
+ *                            "FAIL file:line: gave up after 60 s waiting
+ *                            for: <message>", then exit(1): a wait that
+ *                            never ends fails saying what it waited for,
+ *                            never by the test's TIMEOUT (tests/README.md)
  *
  * Lines go to stdout, flushed: some tests capture their own stderr. */
 #ifndef FDR_TESTS_CHECK_H
@@ -19,10 +24,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <fdr/error.h>
 
-static int check_failures;
+static int check_failures __attribute__((unused)); /* WAIT_UNTIL alone uses none */
 
 #define CHECK_MSG(cond, ...)                                                             \
     do {                                                                                 \
@@ -49,6 +55,24 @@ static int check_failures;
         CHECK(cond);                                                                     \
         if (__atomic_load_n(&check_failures, __ATOMIC_RELAXED))                          \
             exit(1);                                                                     \
+    } while (0)
+
+#define WAIT_UNTIL(cond, ...)                                                            \
+    do {                                                                                 \
+        struct timespec t0_, now_, ms_ = {0, 1000000};                                   \
+        clock_gettime(CLOCK_MONOTONIC, &t0_);                                            \
+        while (!(cond)) {                                                                \
+            clock_gettime(CLOCK_MONOTONIC, &now_);                                       \
+            if (now_.tv_sec - t0_.tv_sec > 60) {                                         \
+                printf("FAIL %s:%d: gave up after 60 s waiting for: ", __FILE__,         \
+                       __LINE__);                                                        \
+                printf(__VA_ARGS__);                                                     \
+                printf("\n");                                                            \
+                fflush(stdout);                                                          \
+                exit(1);                                                                 \
+            }                                                                            \
+            nanosleep(&ms_, NULL);                                                       \
+        }                                                                                \
     } while (0)
 
 static inline int check_status(void)

@@ -11,19 +11,95 @@ read() (the trace through bt2, see tracecheck.py, with the packet sequence
 numbers checked), same() (exact value comparison, NaN and -0.0 included)
 and typed_events() (values with their field classes), full_disk() (a
 small tmpfs, nearly full, for the full-disk tests). One copy of these,
-so that a fix to how traces are checked reaches every test."""
+so that a fix to how traces are checked reaches every test. On import, a
+watchdog (_watchdog): a driver that still waits near its TIMEOUT fails,
+saying where it waits."""
+import faulthandler
 import math
 import os
+import select
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bt2  # noqa: E402
+import emulator  # noqa: E402,F401 (a cross build's programs run under qemu-user)
 import tracecheck  # noqa: E402
 
 failures = []
+
+
+def _watchdog():
+    """A hang is a failure that says where it waited, never a timeout
+    (issue 27): 10 s before the test's TIMEOUT (FDR_TEST_TIMEOUT, given by
+    tests/CMakeLists.txt; taken out of the environment, so that the
+    programs a driver starts do not inherit it), a FAIL line and every
+    thread's stack (the line that still waits) on stderr, then SystemExit(1)
+    raised in the main thread from a SIGALRM handler: a blocking call ends
+    with EINTR and the driver's finally blocks stop what it started. A
+    driver stuck where no signal gets through is ended 5 s later by
+    faulthandler (exit 1). Not earlier: on a loaded machine a test may
+    pass late, and only its TIMEOUT says how late is too late."""
+    limit = os.environ.pop("FDR_TEST_TIMEOUT", None)
+    try:
+        limit = float(limit)
+    except (TypeError, ValueError):
+        return
+    if limit < 10 or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None):
+        return
+
+    after = int(max(0.5 * limit, limit - 10))
+
+    def fire(signum, frame):
+        sys.stderr.write("FAIL: still waiting after %d s (ctest's TIMEOUT is %.0f s); "
+                         "where each thread waits:\n" % (after, limit))
+        sys.stderr.flush()
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        raise SystemExit(1)
+
+    signal.signal(signal.SIGALRM, fire)
+    signal.alarm(after)
+    faulthandler.dump_traceback_later(max(0.6 * limit, limit - 5), exit=True)
+
+
+_watchdog()
+
+
+def wait_fd(fd, seconds):
+    """True once fd is readable (a pidfd: its process has ended), False
+    after seconds. poll, not select: select refuses descriptors past 1023."""
+    p = select.poll()
+    p.register(fd, select.POLLIN)
+    return bool(p.poll(seconds * 1000))
+
+
+def drain_helpers(pid):
+    """pidfds of process pid's drain helpers (consumer.c), to wait for their
+    end (wait_fd): its children (a clone of the program), and the helpers
+    it made through a child that exited (where a clone with no exit signal
+    is refused, as under qemu-user: then init's or a subreaper's), found
+    by the pidfd of pid that they hold."""
+    kids = set()
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+            kids.update(int(k) for k in f.read().split())
+    want = "Pid:\t%d\n" % pid
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/comm" % d) as f:
+                if f.read() != "fdr-drain\n":
+                    continue
+            for fd in os.listdir("/proc/%s/fdinfo" % d):
+                with open("/proc/%s/fdinfo/%s" % (d, fd)) as f:
+                    if want in f.read():
+                        kids.add(int(d))
+                        break
+        except OSError:
+            pass  # gone, or not ours to read
+    return [os.pidfd_open(k) for k in sorted(kids)]
 
 
 def check(cond, what):
@@ -135,6 +211,14 @@ def typed_events(path):
                 fields.append((name, kind(member.field_class), tracecheck._value(pf[name])))
         out.append((ev.name, fields))
     return out
+
+
+def fresh(base):
+    """Empties directory base (made if missing) for a test's files and
+    returns the environment without any FDR_ variable."""
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    return {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
 
 
 def full_disk(mnt):

@@ -26,10 +26,20 @@ import collections
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 
 import bt2
+
+# babeltrace2 2.0's CTF source keeps each trace's metadata file open after
+# its iterator is gone: a test reading a thousand traces (the fuzz build's
+# scribble seeds) ran past 1,024 descriptors. Up to 16,384 (or the hard
+# limit): this script's children inherit it.
+_soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+_want = 16384 if _hard == resource.RLIM_INFINITY else min(16384, _hard)
+if _soft != resource.RLIM_INFINITY and _soft < _want:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_want, _hard))
 
 Event = collections.namedtuple(
     "Event", "name ts_ns stream tid pid thread_name cycles fields"

@@ -7,9 +7,11 @@
 #                        values parsed from the lines; --filter, --pid, --tid,
 #                        --since, --until counted against bt2; bad arguments
 #   fdr-offline-corrupt  a stream cut mid-packet, a scribbled packet header, a
-#                        garbage class file, an empty and a missing directory:
-#                        one line naming file and offset, the rest printed,
-#                        exit 1 (print and stats)
+#                        packet whose sizes claim more than the packet or the
+#                        file (copies of its events behind: none read twice),
+#                        a garbage class file, an empty and a missing
+#                        directory: one line naming file and offset, the rest
+#                        printed, exit 1 (print, stats, export)
 #   fdr-offline-stats    fdr stats --json counts per class, thread and process
 #                        equal bt2's; with discards (tiny rings and a burst):
 #                        discarded > 0, read + discarded == emitted; the table

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# fdr-scope.cmake - `fdr scope` without a browser (programs/fdr/scope*.c;
+# fdr-scope.cmake - `fdr scope` without a browser (programs/fdr/scope/;
 # docs/scope-api.md). Each driver gets fdr, fdrd, session-client, its work
 # directory and scope-prog (tests/scope/scope-prog.c); a real fdrd of its
 # own on a real socket (session_helpers.py), HTTP with urllib
@@ -15,12 +15,16 @@
 #                    trace, out-of-range refused, replay of the program's
 #                    trace gives the same points, SIGTERM and SIGKILL leave
 #                    no trace in fdrd and no files, PID mode
+#   fdr-scope-flood  1,000 half-open connections without the token held
+#                    on the port: /api/info answered 200 at once while
+#                    they hold, and each is closed after about a second
+#                    (scope/gate.c; issue 26)
 # (scope-prog and session-client are made later: tests/scope, fdr-session.cmake)
 if(NOT TARGET fdrd)
   return()
 endif()
 set(_scope_out ${CMAKE_CURRENT_BINARY_DIR}/scope)
-foreach(_t http live)
+foreach(_t http live flood)
   add_test(NAME fdr-scope-${_t}
            COMMAND ${FDR_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test-fdr-scope-${_t}.py
                    $<TARGET_FILE:fdr-cli> $<TARGET_FILE:fdrd> $<TARGET_FILE:session-client>

@@ -6,6 +6,8 @@
 #   gen-run-c, gen-run-cxx: the generated header compiled (C, C++), run with
 #     FDR_OUTPUT and the trace checked with bt2 (gen/check-run.py): values,
 #     live text, and the display base of %x/%o fields;
+#   gen-run-qemu: the same program and checks on the header that
+#     contrib/qemu/fdr.py (QEMU's tracetool back-end) makes, in QEMU's shape;
 #   gen-compile: strict C11 with gcc and clang, C++17 with g++ and clang++,
 #     and a -DFDR_DISABLE build that must not need libfdr;
 #   gen-bad-<case>: each gen/bad/<case>.trace-events with --strict, exact
@@ -30,18 +32,50 @@ add_custom_command(
 add_custom_target(gen-syntax-header DEPENDS ${_gen_out}/gen-syntax.h)
 
 add_executable(gen-run ${CMAKE_CURRENT_LIST_DIR}/progs/gen-run.c)
-add_executable(gen-run-cxx ${CMAKE_CURRENT_LIST_DIR}/progs/gen-run-cxx.cc)
-foreach(t gen-run gen-run-cxx)
+set(_gen_runs gen-run)
+if(CMAKE_CXX_COMPILER) # a cross toolchain may have no g++
+  add_executable(gen-run-cxx ${CMAKE_CURRENT_LIST_DIR}/progs/gen-run-cxx.cc)
+  list(APPEND _gen_runs gen-run-cxx)
+endif()
+foreach(t ${_gen_runs})
   add_dependencies(${t} gen-syntax-header)
   target_include_directories(${t} PRIVATE ${_gen_out} ${_gen_src} ${CMAKE_CURRENT_LIST_DIR}/progs)
   target_link_libraries(${t} PRIVATE fdr)
 endforeach()
 add_test(NAME gen-run-c
          COMMAND ${FDR_PYTHON} ${_gen_src}/check-run.py $<TARGET_FILE:gen-run> ${_gen_out}/run-c)
-add_test(NAME gen-run-cxx
-         COMMAND ${FDR_PYTHON} ${_gen_src}/check-run.py $<TARGET_FILE:gen-run-cxx>
-                 ${_gen_out}/run-cxx)
-set_tests_properties(gen-run-c gen-run-cxx PROPERTIES TIMEOUT 60)
+set_tests_properties(gen-run-c PROPERTIES TIMEOUT 60)
+if(CMAKE_CXX_COMPILER)
+  add_test(NAME gen-run-cxx
+           COMMAND ${FDR_PYTHON} ${_gen_src}/check-run.py $<TARGET_FILE:gen-run-cxx>
+                   ${_gen_out}/run-cxx)
+  set_tests_properties(gen-run-cxx PROPERTIES TIMEOUT 60)
+endif()
+
+# contrib/qemu/fdr.py, the back-end for QEMU's tracetool (issue #31),
+# without QEMU's tree: contrib/qemu/test/tracetool-h.py makes the same
+# events into a header shaped like QEMU's trace-<group>.h through the
+# module; gen-run.c built on it must record what it records with fdr-gen's
+# header (check-run.py --qemu). scripts/qemu-check.sh runs a real QEMU.
+set(_qemu_be ${PROJECT_SOURCE_DIR}/contrib/qemu)
+file(MAKE_DIRECTORY ${_gen_out}/qemu)
+add_custom_command(
+  OUTPUT ${_gen_out}/qemu/gen-syntax.h
+  COMMAND ${FDR_PYTHON} ${_qemu_be}/test/tracetool-h.py gent ${_gen_out}/qemu/gen-syntax.h
+          --include gen-types.h ok/syntax.trace-events ok/second.trace-events
+  WORKING_DIRECTORY ${_gen_src}
+  DEPENDS ${_qemu_be}/fdr.py ${_qemu_be}/test/tracetool-h.py ${_gen_src}/ok/syntax.trace-events
+          ${_gen_src}/ok/second.trace-events
+  COMMENT "contrib/qemu/fdr.py on tests/gen/ok/syntax.trace-events")
+add_custom_target(gen-qemu-header DEPENDS ${_gen_out}/qemu/gen-syntax.h)
+add_executable(gen-run-qemu ${CMAKE_CURRENT_LIST_DIR}/progs/gen-run.c)
+add_dependencies(gen-run-qemu gen-qemu-header)
+target_include_directories(gen-run-qemu PRIVATE ${_gen_out}/qemu ${_gen_src})
+target_link_libraries(gen-run-qemu PRIVATE fdr)
+add_test(NAME gen-run-qemu
+         COMMAND ${FDR_PYTHON} ${_gen_src}/check-run.py $<TARGET_FILE:gen-run-qemu>
+                 ${_gen_out}/run-qemu --qemu)
+set_tests_properties(gen-run-qemu PROPERTIES TIMEOUT 60)
 
 add_test(NAME gen-compile
          COMMAND sh ${_gen_src}/check-compile.sh ${PROJECT_SOURCE_DIR} ${_gen_out}

@@ -160,8 +160,58 @@ def trace_values(path, event, field):
     return out
 
 
+def trace_controls(path):
+    """[(seconds since the epoch, name, {field: value})] of fdr's own events
+    in the trace at path (the controls: fdr:tunable, fdr:switch), bt2."""
+    import bt2
+    out = []
+    for m in bt2.TraceCollectionMessageIterator(path):
+        if type(m) is bt2._EventMessageConst and m.event.name.startswith("fdr:"):
+            f = {k: (str(v) if k in ("name", "event", "what") else float(v))
+                 for k, v in m.event.payload_field.items()}
+            out.append((m.default_clock_snapshot.ns_from_origin / 1e9, m.event.name, f))
+    return out
+
+
 def trace_names(path):
     """The event names of the trace at path, in bt2's order."""
     import bt2
     return [m.event.name for m in bt2.TraceCollectionMessageIterator(path)
             if type(m) is bt2._EventMessageConst]
+
+
+def export_tunables(s, path):
+    """The counters of fdr:tunable in `fdr export` of the trace at path, in
+    both formats: {format: {counter name: [(seconds since the epoch,
+    value)]}}, for every counter whose name starts with "fdr:tunable".
+    Perfetto is parsed with the classes protoc makes from
+    programs/fdr/perfetto.proto, its times mapped to the epoch by its clock
+    snapshot; Chrome JSON's "C" events carry the same clock (ns since the
+    trace's start, in us), mapped by that snapshot too."""
+    import json
+    pf, js = os.path.join(s.work, "tun.pftrace"), os.path.join(s.work, "tun.json")
+    s.fdr("export", "--format", "perfetto", path, "-o", pf)
+    s.fdr("export", "--format", "chrome", path, "-o", js)
+    import session_helpers
+    tr = session_helpers.perfetto_read(s, pf)
+    clocks, tracks, out = {}, {}, {"perfetto": {}, "chrome": {}}
+    for pk in tr.packet:
+        if pk.HasField("clock_snapshot"):
+            clocks = {ck.clock_id: ck.timestamp for ck in pk.clock_snapshot.clocks}
+        td = pk.track_descriptor if pk.HasField("track_descriptor") else None
+        if td and td.HasField("counter") and td.name.startswith("fdr:tunable"):
+            tracks[td.uuid] = td.name
+        te = pk.track_event if pk.HasField("track_event") else None
+        if te and te.type == te.TYPE_COUNTER and te.track_uuid in tracks:
+            v = te.double_counter_value if te.HasField("double_counter_value") else te.counter_value
+            out["perfetto"].setdefault(tracks[te.track_uuid], []).append((pk.timestamp, v))
+    epoch = clocks.get(1, 0) - clocks.get(6, 0)   # REALTIME - the packets' clock (BOOTTIME)
+    out["perfetto"] = {k: [((t + epoch) / 1e9, v) for t, v in p] for k, p in out["perfetto"].items()}
+    with open(js) as f:
+        doc = json.load(f)
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "C" and e["name"].startswith("fdr:tunable"):
+            for k, v in e["args"].items():
+                name = e["name"] if len(e["args"]) == 1 else e["name"] + " " + k
+                out["chrome"].setdefault(name, []).append(((round(e["ts"] * 1000) + epoch) / 1e9, v))
+    return out

@@ -13,14 +13,28 @@ killed at the end (atexit), and waits for states, never for times.
 import atexit
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import fdrtest as c  # noqa: E402
+
+
+def proto_version():
+    """FDR_PROTO_VERSION, read from lib/proto/proto.h: the tests that speak
+    fdrd's protocol by hand follow a version bump without an edit."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib",
+                        "proto", "proto.h")
+    with open(path) as f:
+        m = re.search(r"^#define FDR_PROTO_VERSION\s+(\d+)", f.read(), re.M)
+    if not m:
+        c.fail("no FDR_PROTO_VERSION in " + path)
+    return int(m.group(1))
 
 
 def pid_alive(pid):
@@ -33,24 +47,63 @@ def pid_alive(pid):
         return False
 
 
-def wait_for(cond, what, limit=None):
-    """Polls cond() until true; the test's TIMEOUT bounds a runaway. After
-    30 s it says on stderr what it still waits for (once), so that a test
-    ended by its TIMEOUT names the wait that never ended. With limit (s),
-    a wait that long is a failure: for what takes fdrd a few milliseconds
-    (a minute is no bet on the machine's speed), so that a bug fails the
-    test instead of hanging it."""
+def wait_for(cond, what, limit=120):
+    """Polls cond() until true. A wait longer than limit (s) is a failure
+    that says what it still waited for: every wait of the suite is bounded
+    by a minute or more (no bet on the machine's speed: what it waits for
+    takes fdrd milliseconds), so that a bug fails the test with a message
+    instead of hanging it until its TIMEOUT. what is a string, or a
+    function returning one (called at the failure: the state reached, for
+    example the count a trace holds against the one expected). After 30 s
+    it says on stderr, once, that it still waits."""
+    assert limit >= 60, "a wait bounded by less than a minute bets on speed"
     t0 = time.monotonic()
     said = False
     while not cond():
         waited = time.monotonic() - t0
-        if limit is not None and waited > limit:
-            c.fail("gave up after %d s waiting for: %s" % (limit, what))
+        if waited > limit:
+            c.fail("gave up after %d s waiting for: %s"
+                   % (limit, what() if callable(what) else what))
         if not said and waited > 30:
-            print("still waiting for: %s" % what, file=sys.stderr, flush=True)
+            print("still waiting for: %s" % (what() if callable(what) else what),
+                  file=sys.stderr, flush=True)
             said = True
         time.sleep(0.01)
     return True
+
+
+def line(p, stream=None, limit=120):
+    """The next line of p's stdout (or stream, one of p's pipes), bounded:
+    a program silent for limit s is killed (its pipe then ends: '') and
+    the test fails saying which program it waited for, instead of
+    blocking until the test's TIMEOUT."""
+    gave_up = []
+
+    def expire():
+        gave_up.append(True)
+        p.kill()
+    timer = threading.Timer(limit, expire)
+    timer.start()
+    try:
+        got = (stream or p.stdout).readline()
+    finally:
+        timer.cancel()
+    if gave_up:
+        c.fail("gave up after %d s waiting for a line from pid %d (%s)"
+               % (limit, p.pid, " ".join(map(str, p.args)) if isinstance(p.args, list)
+                  else p.args))
+    return got
+
+
+def wait_route(p, routes=1):
+    """Reads p's stderr (FDR_DEBUG=1) until fdrd routed it into `routes`
+    traces ("recording into an fdrd trace", once per route); a program
+    that ends or stays silent 120 s first fails the test, saying so."""
+    while routes:
+        got = line(p, p.stderr)
+        if got == "":
+            c.fail("pid %d: no route from fdrd (its stderr ended)" % p.pid)
+        routes -= "recording into an fdrd trace" in got
 
 
 def kill_leftovers(work):
@@ -143,6 +196,19 @@ class Session:
     def wait_log(self, text):
         wait_for(lambda: text in self.log_text(), "log line " + text)
 
+    def routed(self, argv):
+        """Starts an instrumented program (pipes on stdin, stdout, stderr;
+        FDR_DEBUG=1) and returns it once fdrd routed it into a started
+        trace (its debug line): from then on its events are the trace's."""
+        p = subprocess.Popen(argv, env=dict(self.env, FDR_DEBUG="1"), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.pids.add(p.pid)
+        while True:
+            line = p.stderr.readline()
+            c.check(line != "", "pid %d: no route from fdrd" % p.pid)
+            if line == "" or "recording into an fdrd trace" in line:
+                return p
+
     # -- fdr -----------------------------------------------------------------
     def run(self, args, env=None, prefix=()):
         e = dict(self.env)
@@ -185,12 +251,41 @@ class Session:
         return self.json("list", "providers", "--json")["providers"]
 
 
+def perfetto_read(s, pf):
+    """The Perfetto trace in file pf, parsed with the Python classes protoc
+    makes (in the work directory) from programs/fdr/perfetto.proto."""
+    proto = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "programs",
+                         "fdr", "perfetto.proto")
+    py = os.path.join(s.work, "py")
+    os.makedirs(py, exist_ok=True)
+    subprocess.run(["protoc", "-I", os.path.dirname(proto), "--python_out=" + py, proto],
+                   check=True)
+    if py not in sys.path:
+        sys.path.insert(0, py)
+    import perfetto_pb2
+    tr = perfetto_pb2.Trace()
+    with open(pf, "rb") as f:
+        tr.ParseFromString(f.read())
+    return tr
+
+
 def vmrss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def scribble_trace(s, out):
+    """fdrd started, trace S (4 KiB packets, 64 KiB rings, discard) taking
+    ses:tick into out, started; returns the environment of a scribbler
+    (session-prog scribble: its own events off, no crash handler)."""
+    s.start()
+    s.fdr("create", "S", "-o", out, "--packet-size", "4K", "--buffer-size", "64K")
+    s.fdr("enable", "S", "ses:tick")
+    s.fdr("start", "S")
+    return dict(s.env, FDR_EVENTS="-ses:*", FDR_CRASH="0")
 
 
 def per_thread(path):
@@ -238,3 +333,97 @@ def bt_total(path):
     except Exception:
         return None
     return n
+
+
+def early_read(path):
+    """(tests/programs/test-fdr-daemon-early*.py)
+    {vpid: {tid: [recorded t values...]}}, {vpid: {tid: discarded}},
+    {vpid: directory} over every process directory under path. A
+    discarded-events message belongs to the thread of its stream's next
+    packet (per_thread)."""
+    import collections
+    import bt2
+    ev = collections.defaultdict(lambda: collections.defaultdict(list))
+    lost = collections.defaultdict(collections.Counter)
+    dirs = {}
+    for d in sorted(os.listdir(path)) if os.path.isdir(path) else []:
+        pending = collections.Counter()
+        for m in bt2.TraceCollectionMessageIterator(os.path.join(path, d)):
+            if type(m) is bt2._PacketBeginningMessageConst:
+                pid = int(m.packet.stream.trace.environment["vpid"])
+                tid = int(m.packet.context_field["tid"])
+                lost[pid][tid] += pending.pop(m.packet.stream.id, 0)
+            elif type(m) is bt2._EventMessageConst:
+                pid = int(m.event.packet.stream.trace.environment["vpid"])
+                dirs.setdefault(pid, d)
+                c.check(m.event.name == "ses:tick", "%s: %s in a trace of ses:tick only"
+                        % (d, m.event.name))
+                ev[pid][int(m.event.packet.context_field["tid"])].append(
+                    (int(m.event.payload_field["t"]), int(m.event.payload_field["n"])))
+            elif type(m) is bt2._DiscardedEventsMessageConst:
+                pending[m.stream.id] += m.count or 0
+        c.check(not pending, "%s: discarded events no packet reports" % d)
+    return ev, lost, dirs
+
+
+def discarded_packets(path):
+    """{vpid: discarded-packets messages} over every process directory
+    under path, read with bt2 (gaps in a stream's packet numbers)."""
+    import collections
+    import bt2
+    n = collections.Counter()
+    for d in sorted(os.listdir(path)) if os.path.isdir(path) else []:
+        for m in bt2.TraceCollectionMessageIterator(os.path.join(path, d)):
+            if type(m) is bt2._DiscardedPacketsMessageConst:
+                n[int(m.stream.trace.environment["vpid"])] += 1
+    return n
+
+
+def early_check(what, ev, lost, pid, want, t_any=False):
+    """Process pid's threads: want = {t: N emitted} (t_any: one thread of
+    any t, N = want's one value). Each thread that has events records one
+    t; recorded + discarded == emitted per thread, n in order and once
+    each; discards counted on a thread with no events go to the process's
+    total. Returns the events recorded."""
+    got = {}
+    for tid, es in ev.get(pid, {}).items():
+        ts = {t for t, _ in es}
+        c.check(len(ts) == 1, "%s pid %d tid %d: one t per thread, not %s" % (what, pid, tid, ts))
+        t = ts.pop()
+        ns = [n for _, n in es]
+        c.check(ns == sorted(ns) and len(set(ns)) == len(ns),
+                "%s pid %d t %d: n in order, once each" % (what, pid, t))
+        got[t] = len(es) + lost[pid][tid]
+    if t_any and len(got) == 1:
+        want = {next(iter(got)): next(iter(want.values()))}
+    orphan = sum(v for tid, v in lost[pid].items() if tid not in ev.get(pid, {}))
+    missing = {t: sorted(set(range(want.get(t, 0))) -
+                         {n for tid, es in ev.get(pid, {}).items() for tt, n in es
+                          if tt == t})[:5] for t in want}
+    c.check(sum(got.values()) + orphan == sum(want.values()) and
+            all(got.get(t, 0) <= n for t, n in want.items()) and set(got) <= set(want),
+            "%s pid %d: recorded + discarded per t %s (+%d) == emitted %s (first "
+            "missing n per t: %s)" % (what, pid, got, orphan, want, missing))
+    return sum(len(es) for es in ev.get(pid, {}).values())
+
+
+def early_gone(s):
+    """Until fdrd lists no process (every one it saw has gone)."""
+    wait_for(lambda: not s.json("list", "processes", "--json")["processes"],
+             "fdrd saw every process go", limit=300)
+
+
+def early_trace(s, name):
+    """A trace NAME of ses:tick in WORK/NAME, started: its directory."""
+    out = os.path.join(s.work, name)
+    s.fdr("create", name, "-o", out)
+    s.fdr("enable", name, "ses:tick")
+    s.fdr("start", name)
+    return out
+
+
+def early_finish(s, name, out):
+    """Once every process has gone, the trace destroyed and read (early_read)."""
+    early_gone(s)
+    s.fdr("destroy", name)
+    return early_read(out)

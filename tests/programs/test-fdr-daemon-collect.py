@@ -19,7 +19,8 @@ discard mode:
     without an error.
 A program that records before fdrd routed it (a trace started before it
 came): at its threads' next event those first events are handed to the
-trace, which then holds n = 0..N exactly.
+trace, which then holds n = 0..N exactly, already while the program runs
+(not only copied by fdrd from its own rings when it ends).
 Then flight-recorder mode: a trace created --overwrite keeps its rings
 until its program is SIGKILLed with its threads' packets open; then the
 newest events are on disk, the last one (n = N-1) of every thread among
@@ -30,6 +31,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
@@ -49,14 +51,10 @@ def launch(*extra):
     s.pids.add(p.pid)
     # The rings come before the route: once it is there, every event is
     # the trace's.
-    while True:
-        line = p.stderr.readline()
-        c.check(line != "", "pid %d: no route from fdrd" % p.pid)
-        if "recording into an fdrd trace" in line:
-            break
+    h.wait_route(p)
     p.stdin.write("go\n")
     p.stdin.flush()
-    c.check(p.stdout.readline() == "done\n", "pid %d: not done" % p.pid)
+    c.check(h.line(p) == "done\n", "pid %d: not done" % p.pid)
     return p
 
 
@@ -121,14 +119,25 @@ def early(trace, n, ring):
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     s.pids.add(p.pid)
-    c.check(p.stdout.readline() == "recorded\n", "%s: not recorded" % trace)
+    c.check(h.line(p) == "recorded\n", "%s: not recorded" % trace)
     os.kill(fdrd, signal.SIGCONT)
-    while "recording into an fdrd trace" not in p.stderr.readline():
-        pass
+    h.wait_route(p)
     threading.Thread(target=p.stderr.read, daemon=True).start()
     p.stdin.write("more\n")
     p.stdin.flush()
-    c.check(p.stdout.readline() == "done\n", "%s: not done" % trace)
+    c.check(h.line(p) == "done\n", "%s: not done" % trace)
+    # Handed over at the threads' next event, not only when the process
+    # ends (fdrd would then copy them from its own rings): the trace holds
+    # them all while the program still runs, its threads ended.
+    pdir = os.path.join(d, "session-prog-%d" % p.pid)
+    want = THREADS * (n + 1)
+
+    def handed():
+        time.sleep(0.5)  # a whole read of the trace per look
+        return h.bt_total(pdir) == want
+
+    h.wait_for(handed, lambda: "%s: recorded + discarded %s of %d in the trace while the "
+               "program runs (its first events handed over)" % (trace, h.bt_total(pdir), want))
     p.stdin.close()
     c.check(p.wait(timeout=120) == 0, "%s: exit status" % trace)
     h.wait_for(lambda: p.pid not in processes(), "fdrd saw it go")
@@ -209,7 +218,7 @@ e = dict(s.env)
 st = subprocess.Popen([prog, "storm", "2"], env=e, stdin=subprocess.PIPE,
                       stdout=subprocess.PIPE, text=True)
 s.pids.add(st.pid)
-c.check(st.stdout.readline() == "ready\n", "storm runs")
+c.check(h.line(st) == "ready\n", "storm runs")
 h.wait_for(lambda: st.pid in processes(), "storm registered")
 seen = 0
 for i in range(20):

@@ -25,6 +25,14 @@ a trace of its own (FDR_OUTPUT), where the effects are checked:
    A CONTROL with a bad `what` or a state question with items is
    refused (EINVAL, with its reason); a STATE from a connection that
    never registered as a process drops that connection.
+   Each change is an event of fdr's own in the program's trace, in time
+   order between the marks around it, with its exact values
+   (fdr:switch event=ses:tick what=record on=0, fdr:tunable name=gain
+   value=42, ...); the refused gain=1000 is none. `fdr export --format
+   perfetto` of that trace carries them: instants of those names, with
+   the same fields as annotations, at bt2's times, and gain's value on a
+   counter track of its own, fdr:tunable.gain (decoded with the classes
+   protoc makes from programs/fdr/perfetto.proto).
 7. 300 enable/disable flips of one event keep one item for it in the
    trace's list (the last), so they fit and mean what the last said."""
 import glob
@@ -54,7 +62,7 @@ def launch(tag, extra=None):
     p = subprocess.Popen([prog, "steer"], env=e, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     s.pids.add(p.pid)
-    c.check(p.stdout.readline() == "ready\n", "%s: not ready" % tag)
+    c.check(h.line(p) == "ready\n", "%s: not ready" % tag)
     return p, out
 
 
@@ -63,7 +71,10 @@ def state(pid):
     events: it reports after registering, which can be before its main
     module's events are known; fdrd keeps the last report and each call
     asks for a new one, so a later call shows them."""
+    t0 = time.monotonic()
     while True:
+        if time.monotonic() - t0 > 120:
+            c.fail("gave up after 120 s waiting for pid %d's report with its tick event" % pid)
         p = s.run(["control", str(pid), "--json"])
         if p.returncode == 0:
             st = json.loads(p.stdout)
@@ -90,18 +101,70 @@ def ev(st, name):
 def mark(p):
     p.stdin.write("m\n")
     p.stdin.flush()
-    line = p.stdout.readline()
+    line = h.line(p)
     c.check(line.startswith("marked "), "mark: %r" % line)
     return int(line.split()[1])
 
 
-def events(path):
-    """[(name, t, n)] of the program's own trace, in time order."""
+def own_times(path):
+    """[(ns from the epoch, name, {field: value})] of fdr's own events, bt2."""
+    return [(m.default_clock_snapshot.ns_from_origin, m.event.name,
+             {k: (str(v) if k in ("name", "event", "what") else float(v))
+              for k, v in m.event.payload_field.items()})
+            for m in bt2.TraceCollectionMessageIterator(path)
+            if type(m) is bt2._EventMessageConst and m.event.name.startswith("fdr:")]
+
+
+def perfetto_own(path, counters):
+    """The same, from `fdr export --format perfetto` of the trace: the
+    instants named fdr:*, their annotations, their times on the epoch
+    (the export's clock snapshot maps its clock to REALTIME); the values
+    of the counter tracks named fdr:* go to counters[track name]."""
+    pf = os.path.join(s.work, "own.pftrace")
+    s.fdr("export", "--format", "perfetto", path, "-o", pf)
+    tr = h.perfetto_read(s, pf)
+    names, got, clocks, ctracks = {}, [], {}, {}
+    for pk in tr.packet:
+        if pk.HasField("track_descriptor") and pk.track_descriptor.HasField("counter"):
+            ctracks[pk.track_descriptor.uuid] = pk.track_descriptor.name
+            counters.setdefault(pk.track_descriptor.name, [])
+        if (pk.HasField("track_event") and pk.track_event.type == pk.track_event.TYPE_COUNTER
+                and ctracks.get(pk.track_event.track_uuid, "").startswith("fdr:")):
+            te = pk.track_event
+            counters[ctracks[te.track_uuid]].append(
+                te.double_counter_value if te.HasField("double_counter_value") else te.counter_value)
+        if pk.HasField("clock_snapshot"):
+            clocks = {ck.clock_id: ck.timestamp for ck in pk.clock_snapshot.clocks}
+        if pk.HasField("interned_data"):
+            for en in pk.interned_data.event_names:
+                names[en.iid] = en.name
+        te = pk.track_event if pk.HasField("track_event") else None
+        if te and te.type == te.TYPE_INSTANT and names.get(te.name_iid, "").startswith("fdr:"):
+            f = {}
+            for a in te.debug_annotations:
+                v = next(getattr(a, k) for k in ("string_value", "double_value", "int_value",
+                                                 "uint_value", "bool_value") if a.HasField(k))
+                f[a.name] = str(v) if a.name in ("name", "event", "what") else float(v)
+            got.append((pk.timestamp - clocks.get(6, 0) + clocks.get(1, 0),
+                        names[te.name_iid], f))
+    return got
+
+
+def events(path, own=None):
+    """[(name, t, n)] of the program's own trace, in time order; fdr's own
+    events (the controls, recorder/self.h) go to `own` as (index in the
+    list, name, {field: value}), the index that of the next event."""
     out = []
     for m in bt2.TraceCollectionMessageIterator(path):
-        if type(m) is bt2._EventMessageConst:
-            out.append((m.event.name, int(m.event.payload_field["t"]),
-                        int(m.event.payload_field["n"])))
+        if type(m) is not bt2._EventMessageConst:
+            continue
+        f = m.event.payload_field
+        if m.event.name.startswith("fdr:"):
+            c.check(own is not None, "an fdr event where none was made: %s" % m.event.name)
+            own.append((len(out), m.event.name, {k: (str(v) if k in ("name", "event", "what")
+                                                     else float(v)) for k, v in f.items()}))
+            continue
+        out.append((m.event.name, int(f["t"]), int(f["n"])))
     return out
 
 
@@ -156,9 +219,29 @@ err = p.stderr.read()
 c.check("out of range for tunable gain" in err, "the program did not warn about gain=1000")
 c.check("matches no known event" not in err, "early warnings: %r" % err)
 
-ev_all = events(out)
+own = []
+ev_all = events(out, own)
 marks = {n: i for i, (name, t, n) in enumerate(ev_all) if name == "ses:mark"}
 c.check(sorted(marks) == [m1, m2, m3], "marks %r" % sorted(marks))
+# The controls, in order, between the marks made before and after them.
+want = [(None, marks[m1], "fdr:switch", {"event": "ses:tick", "what": "record", "on": 0}),
+        (marks[m1], marks[m2], "fdr:tunable", {"name": "gain", "value": 42}),
+        (marks[m1], marks[m2], "fdr:switch", {"event": "ses:tick", "what": "record", "on": 1}),
+        (marks[m2], marks[m3], "fdr:switch", {"event": "ses:mark", "what": "print", "on": 1})]
+c.check([(n, f) for i, n, f in own] == [(n, f) for lo, hi, n, f in want],
+        "fdr's own events: %r" % own)
+for (i, n, f), (lo, hi, _, _) in zip(own, want):
+    c.check((lo is None or i > lo) and i <= hi,
+            "%s %r at %d, not between the marks at %r and %d" % (n, f, i, lo, hi))
+counters = {}
+bt_own, pf_own = own_times(out), perfetto_own(out, counters)
+c.check(len(pf_own) == len(bt_own) and all(
+    a[1:] == b[1:] and abs(a[0] - b[0]) < 1000 for a, b in zip(pf_own, bt_own)),
+    "Perfetto's fdr events %r, bt2's %r" % (pf_own, bt_own))
+# a counter track per tunable (not one fdr:tunable.value mixing them all);
+# fdr:switch's field on is a counter of its own, as any numeric field
+c.check(counters.get("fdr:tunable.gain") == [42.0] and "fdr:tunable.value" not in counters,
+        "Perfetto's fdr counter tracks %r" % counters)
 ticks = [(i, t) for i, (name, t, n) in enumerate(ev_all) if name == "ses:tick"]
 between = [i for i, t in ticks if marks[m1] < i < marks[m2]]
 c.check(any(i < marks[m1] for i, t in ticks), "no tick before the first mark")
@@ -183,7 +266,7 @@ a, _ = launch("a")
 b, _ = launch("b")
 state(a.pid)
 state(b.pid)
-VERSION, CREATE, ENABLE, START, REPLY = 2, 16, 17, 20, 64
+VERSION, CREATE, ENABLE, START, REPLY = h.proto_version(), 16, 17, 20, 64
 EPHEMERAL = 2
 live_dir = os.path.join(s.work, "live")
 

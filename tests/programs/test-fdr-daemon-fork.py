@@ -34,7 +34,7 @@ fe = dict(s.env, FDR_EVENTS="-ses:*")  # nothing of their own: fdr_enabled waits
 
 def gone():
     h.wait_for(lambda: not s.json("list", "processes", "--json")["processes"],
-               "fdrd saw every process go")
+               "fdrd saw every process go", limit=300)
 
 
 def read_all(path):

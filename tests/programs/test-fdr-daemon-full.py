@@ -38,7 +38,7 @@ try:
     p = subprocess.Popen([prog, "pace", str(THREADS)], env=s.env, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     s.pids.add(p.pid)
-    c.check(p.stdout.readline() == "ready\n", "not ready")
+    c.check(h.line(p) == "ready\n", "not ready")
     h.wait_for(lambda: "No space left on device" in s.log_text(), "fdrd meets the full disk",
                limit=60)
     c.check(s.daemon_pid() != 0, "fdrd is up after the disk filled")

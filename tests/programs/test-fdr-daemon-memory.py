@@ -12,8 +12,15 @@ n = 0..N-1 and waits, so that every ring is held at the same time):
 - through fdrd (`fdr create --memory 8M`, 1 MiB rings): the same for the
   rings fdrd gave it (fdrd-ring);
 and in both traces, read with bt2, every thread's events are there or
-counted: recorded + discarded == N, the n values increasing."""
+counted: recorded + discarded == N, the n values increasing. How many
+are recorded depends on fdrd's pace (a thread that ends before its ring
+came counts its events in a used ring: 7,840 of 40,000 recorded in an
+ASan build at load 11, 39,560 in a normal one); that case made certain:
+fdrd stopped (SIGSTOP) while 8 threads start, 4 take the rings it sent,
+the others end still waiting after them: each one's events counted in a
+packet of its own (recorded + discarded == N per thread)."""
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -52,7 +59,7 @@ def run_many(env, name, budget, all_rings, before=None):
         before(p)
         p.stdin.write("go\n")
         p.stdin.flush()
-    c.check(p.stdout.readline() == "done\n", "%s: the threads recorded" % name)
+    c.check(h.line(p) == "done\n", "%s: the threads recorded" % name)
     n, total = rings(p.pid, name)
     # Alone, every thread has its ring; through fdrd, a thread whose ring
     # has not come yet records in its own ring and hands its events over
@@ -73,7 +80,6 @@ def check_trace(path, what):
     got = sum(len(v) for v in ns.values())
     c.check(got + sum(lost.values()) == THREADS * N,
             "%s: %d recorded + %d discarded of %d" % (what, got, sum(lost.values()), THREADS * N))
-    c.check(got > 0, "%s: nothing recorded" % what)
     for (tid, name), v in ns.items():
         c.check(len(v) <= N and all(a < b for a, b in zip(v, v[1:])),
                 "%s: thread %d: %s..." % (what, tid, v[:10]))
@@ -99,7 +105,7 @@ s.fdr("enable", "M", "ses:tick")
 s.fdr("start", "M")
 c.check(s.traces()["M"]["memory"] == 8 << 20, "fdr list traces shows the budget")
 pid = run_many(dict(s.env), "fdrd-ring", 8 << 20, False)
-h.wait_for(lambda: pid not in processes(), "fdrd saw it go")
+h.wait_for(lambda: pid not in processes(), "fdrd saw it go (its rings written)", limit=300)
 s.fdr("destroy", "M")
 check_trace(os.path.join(out, "session-prog-%d" % pid), "fdrd trace")
 
@@ -116,16 +122,62 @@ e["FDR_DEBUG"] = "1"
 def start_then(p):
     h.wait_for(lambda: p.pid in processes(), "registered")
     s.fdr("start", "M2")
-    while True:
-        line = p.stderr.readline()
-        c.check(line != "", "pid %d: no route from fdrd" % p.pid)
-        if "recording into an fdrd trace" in line:
-            break
+    h.wait_route(p)
     threading.Thread(target=p.stderr.read, daemon=True).start()  # the rest
 
 
 pid = run_many(e, "fdrd-ring", 8 << 20, False, start_then)
-h.wait_for(lambda: pid not in processes(), "fdrd saw it go")
+h.wait_for(lambda: pid not in processes(), "fdrd saw it go (its rings written)", limit=300)
 s.fdr("destroy", "M2")
 check_trace(os.path.join(out2, "session-prog-%d" % pid), "fdrd trace started first")
+
+# Threads that end while still waiting for their ring, made certain: fdrd
+# stopped (SIGSTOP) once it routed the program, so no ring comes past the
+# ones it sent with the route (4, collect.c); WAITERS threads start one
+# after the other, the first ones take those rings and hold them, the
+# others wait; they end in that order: each waiting one, after its ~50 ms
+# for an unused ring, takes a used ring the holders gave back (writer.c,
+# want_at_exit) and counts there, in a packet of its own, what it recorded
+# meanwhile (older than that ring's last packet: counted, not copied). Per
+# thread recorded + discarded == WN: no waiting thread missing from the
+# trace with its count left to a holder's stream.
+WAITERS, WN = 8, 100
+out3 = os.path.join(s.work, "out3")
+s.fdr("create", "W", "-o", out3)
+s.fdr("enable", "W", "ses:tick")
+s.fdr("start", "W")
+p = subprocess.Popen([prog, "waiters", str(WAITERS), str(WN)],
+                     env=dict(s.env, FDR_DEBUG="1", FDR_EVENTS="-ses:*"),
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True)
+s.pids.add(p.pid)
+h.wait_route(p)
+threading.Thread(target=p.stderr.read, daemon=True).start()
+fdrd, held = s.daemon_pid(), 0
+os.kill(fdrd, signal.SIGSTOP)
+try:
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    c.check(h.line(p) == "recorded\n", "waiters: the threads recorded")
+    held = rings(p.pid, "fdrd-ring")[0]
+    c.check(0 < held < WAITERS, "waiters: %d rings from the stopped fdrd for %d threads "
+            "(some must wait)" % (held, WAITERS))
+    p.stdin.write("end\n")
+    p.stdin.flush()
+    c.check(h.line(p) == "ended\n", "waiters: the threads ended")
+finally:
+    os.kill(fdrd, signal.SIGCONT)
+p.stdin.close()
+c.check(p.wait(timeout=300) == 0, "waiters: exit status")
+h.wait_for(lambda: p.pid not in processes(), "fdrd saw the waiters go", limit=300)
+s.fdr("destroy", "W")
+ns, lost = h.per_thread(os.path.join(out3, "session-prog-%d" % p.pid))
+ticks = {tid: v for (tid, name), v in ns.items() if name == "ses:tick"}
+counts = {tid: len(ticks.get(tid, [])) + lost[tid] for tid in set(ticks) | set(lost)}
+c.check(sorted(counts.values()) == [WN] * WAITERS,
+        "waiters: recorded + discarded per thread %s, wanted %d threads of %d "
+        "(%d held a ring)" % (sorted(counts.values()), WAITERS, WN, held))
+c.check(all(v == list(range(WN)) for v in ticks.values()),
+        "waiters: a thread's events not all there in order: %s"
+        % sorted(len(v) for v in ticks.values()))
 c.finish()

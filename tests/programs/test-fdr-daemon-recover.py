@@ -86,13 +86,8 @@ def routed(*args, routes=2):
     p = subprocess.Popen([prog] + list(args), env=e, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     s.pids.add(p.pid)
-    while True:
-        line = p.stderr.readline()
-        c.check(line != "", "pid %d: no route from fdrd" % p.pid)
-        if "recording into an fdrd trace" in line:
-            routes -= 1
-            if routes == 0:
-                return p
+    h.wait_route(p, routes)
+    return p
 
 
 def kill(pid):
@@ -139,15 +134,15 @@ shape[gx.pid] = (1, NX)
 os.kill(fdrd, signal.SIGSTOP)
 gx.stdin.write("go\n")
 gx.stdin.flush()
-c.check(gx.stdout.readline() == "done\n", "pid %d: not done" % gx.pid)
+c.check(h.line(gx) == "done\n", "pid %d: not done" % gx.pid)
 os.kill(fdrd, signal.SIGCONT)
 storm = routed("storm", "2")
-c.check(storm.stdout.readline() == "ready\n", "storm ready")
+c.check(h.line(storm) == "ready\n", "storm ready")
 for p in gos:
     p.stdin.write("go\n")
     p.stdin.flush()
 for p in gos:
-    c.check(p.stdout.readline() == "done\n", "pid %d: not done" % p.pid)
+    c.check(h.line(p) == "done\n", "pid %d: not done" % p.pid)
 gos.append(gx)
 
 
@@ -177,7 +172,7 @@ def settled():
     return True
 
 
-h.wait_for(settled, "fdrd caught up")
+h.wait_for(settled, "fdrd caught up", limit=300)
 kill(fdrd)
 for p in gos + [storm]:
     kill(p.pid)
@@ -333,14 +328,14 @@ e2["FDR_EVENTS"] = "-ses:*"
 shr = subprocess.Popen([prog, "shrink", "3000"], env=e2, stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL, text=True)
 s.pids.add(shr.pid)
-line = shr.stdout.readline()
+line = h.line(shr)
 if re.match(r"shrunk [1-9]", line) is None:
     c.fail("shrink: %r" % line)
 shr.wait(timeout=120)
 good = routed("go", "2", str(N), routes=1)
 good.stdin.write("go\n")
 good.stdin.flush()
-c.check(good.stdout.readline() == "done\n", "the good program")
+c.check(h.line(good) == "done\n", "the good program")
 good.stdin.close()
 c.check(good.wait(timeout=120) == 0, "the good program exits 0")
 s.wait_log("faulted (its file was shrunk): dropped")

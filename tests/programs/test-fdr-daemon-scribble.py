@@ -24,11 +24,7 @@ prog = sys.argv[5]
 
 THREADS, N = 2, 100000
 out = os.path.join(s.work, "out")
-s.start()
-s.fdr("create", "S", "-o", out, "--packet-size", "4K", "--buffer-size", "64K")
-s.fdr("enable", "S", "ses:tick")
-s.fdr("start", "S")
-e = dict(s.env, FDR_EVENTS="-ses:*", FDR_CRASH="0")
+e = h.scribble_trace(s, out)
 bad = subprocess.Popen([prog, "scribble", "300"], env=e, stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL, text=True)
 s.pids.add(bad.pid)
@@ -38,14 +34,13 @@ for i in range(2):
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     s.pids.add(p.pid)
-    while "recording into an fdrd trace" not in p.stderr.readline():
-        pass
+    h.wait_route(p)
     good.append(p)
 for p in good:
     p.stdin.write("go\n")
     p.stdin.flush()
 for p in good:
-    c.check(p.stdout.readline() == "done\n", "pid %d: not done" % p.pid)
+    c.check(h.line(p) == "done\n", "pid %d: not done" % p.pid)
     p.stdin.close()
     c.check(p.wait(timeout=300) == 0, "pid %d: exit status" % p.pid)
 bad.wait(timeout=300)  # its own writer trusts what it broke: any end will do

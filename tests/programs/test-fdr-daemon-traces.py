@@ -46,11 +46,7 @@ def launch(threads, n, routes, env=None):
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     s.pids.add(p.pid)
-    seen = 0
-    while seen < routes:
-        line = p.stderr.readline()
-        c.check(line != "", "pid %d: %d routes of %d" % (p.pid, seen, routes))
-        seen += "recording into an fdrd trace" in line
+    h.wait_route(p, routes)
     return p
 
 
@@ -59,7 +55,7 @@ def run(programs):
         p.stdin.write("go\n")
         p.stdin.flush()
     for p in programs:
-        c.check(p.stdout.readline() == "done\n", "pid %d: not done" % p.pid)
+        c.check(h.line(p) == "done\n", "pid %d: not done" % p.pid)
         p.stdin.close()
         c.check(p.wait(timeout=120) == 0, "pid %d: exit status" % p.pid)
 
@@ -143,7 +139,7 @@ e = dict(s.env)
 storm = subprocess.Popen([prog, "storm", "8"], env=e, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 s.pids.add(storm.pid)
-c.check(storm.stdout.readline() == "ready\n", "storm: not ready")
+c.check(h.line(storm) == "ready\n", "storm: not ready")
 # 1,000 rounds over one connection (session-client speaks the verbs as
 # `fdr` does, without a process per verb).
 ROUNDS = 1000

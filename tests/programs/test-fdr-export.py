@@ -13,10 +13,12 @@ and to Perfetto protobuf; both are compared with the trace as bt2 reads it:
     fields;
   - Perfetto: `protoc --decode` against programs/fdr/perfetto.proto reads it
     without error; parsed with the Python classes protoc makes from it: a
-    process track, a thread track per thread (named, under the process),
+    clock snapshot first (the first event's time as REALTIME: bt2's ns from
+    the epoch within 1 us), a process track, a thread track per thread (named, under the process),
     slices begin/end and instants counted per type, interned names, the
     step events' annotations equal to bt2's values, and the counter track
-    ex:step.level holding bt2's level values in time order.
+    ex:step.level holding bt2's level values in time order; the counter of
+    ex:work_exit.took__us (track ex:work.took__us) has the unit "us".
 offline-prog parent (two processes, every field type) is exported both ways:
 per (pid, event) counts equal bt2's, integer fields equal, NaN/Inf as
 strings in JSON. --filter keeps only what it selects. export and stats show
@@ -134,13 +136,18 @@ import perfetto_pb2  # noqa: E402
 tr = perfetto_pb2.Trace()
 with open(pf, "rb") as f:
     tr.ParseFromString(f.read())
-procs, threads, ctracks = {}, {}, {}
+procs, threads, ctracks, units = {}, {}, {}, {}
 names = {}
 types = collections.Counter()
 per_thread = collections.defaultdict(list)
 per_counter = collections.defaultdict(list)
 first_flags = None
+clocks = None
 for pk in tr.packet:
+    if pk.HasField("clock_snapshot"):
+        c.check(clocks is None and first_flags is None,
+                "the clock snapshot is not one, before the events")
+        clocks = {ck.clock_id: ck.timestamp for ck in pk.clock_snapshot.clocks}
     if pk.HasField("track_descriptor"):
         td = pk.track_descriptor
         if td.HasField("process"):
@@ -149,6 +156,7 @@ for pk in tr.packet:
             threads[td.uuid] = (td.thread, td.parent_uuid)
         elif td.HasField("counter"):
             ctracks[td.uuid] = td.name
+            units[td.name] = td.counter.unit_name
     if pk.HasField("interned_data"):
         for en in pk.interned_data.event_names:
             names[en.iid] = en.name
@@ -156,6 +164,7 @@ for pk in tr.packet:
         te = pk.track_event
         if first_flags is None:
             first_flags = pk.sequence_flags
+            first_ts = pk.timestamp
         c.check(pk.trusted_packet_sequence_id == 1, "a packet without sequence id 1")
         types[te.type] += 1
         if te.type == te.TYPE_COUNTER:
@@ -166,6 +175,13 @@ for pk in tr.packet:
             per_thread[te.track_uuid].append(te)
 c.check(first_flags == 3, "first event's sequence_flags %s (cleared | needs state)" %
         first_flags)
+# absolute time: the snapshot maps the packets' clock (BOOTTIME, 6) at the
+# first event to REALTIME (1), bt2's ns from the epoch of that event
+first_bt = min(e.ts_ns for e in t.events)
+c.check(clocks is not None and clocks.get(6) == first_ts and
+        abs(clocks.get(1, 0) - first_bt) < 1000,
+        "clock snapshot %s: first event at %s, bt2 %d ns from the epoch" %
+        (clocks, first_ts if first_flags is not None else None, first_bt))
 c.check(len(procs) == 1 and list(procs.values())[0].process_name == "export-prog",
         "process tracks: %s" % procs)
 puuid = list(procs)[0] if procs else None
@@ -180,7 +196,7 @@ c.check(types[E.TYPE_SLICE_END] == THREADS * ROUNDS * 2, "%d slice ends" %
 c.check(types[E.TYPE_INSTANT] == THREADS * (ROUNDS + 1), "%d instants" %
         types[E.TYPE_INSTANT])
 numeric = {"ex:stray_exit": 1, "ex:work_enter": 2, "ex:step": 5, "ex:inner_begin": 1,
-           "ex:inner_end": 1, "ex:work_exit": 2}
+           "ex:inner_end": 1, "ex:work_exit": 3}
 c.check(types[E.TYPE_COUNTER] == sum(numeric[e.name] for e in t.events),
         "%d counter points" % types[E.TYPE_COUNTER])
 for uuid, (th, _) in threads.items():
@@ -206,6 +222,9 @@ for uuid, (th, _) in threads.items():
                 (th.tid, b.name, got, b.fields))
 c.check(per_counter.get("ex:step.level") == [e.fields["level"] for e in steps],
         "counter ex:step.level differs from bt2's level values")
+# a field NAME__UNIT (docs/api.md, Units): its counter's unit_name
+c.check(units.get("ex:work.took__us") == "us" and units.get("ex:step.level") == "",
+        "counter units: %s" % units)
 
 # ---- every field type, two processes ----------------------------------------------
 trace2 = os.path.join(out, "types")

@@ -10,6 +10,8 @@ stream has several packets. Copies of it get: a stream file cut in the
 middle of its last packet; the magic of a stream's first packet
 overwritten (the reader finds the next packet header and goes on); a
 garbage class file (that process is skipped, the other is printed); a
+packet whose sizes claim more than the packet or the file (copies of its
+events written over what follows: no event read twice); a
 class file without classes (few lines however many packets); and
 the tool is run on an empty and on a missing directory."""
 import os
@@ -123,6 +125,67 @@ one_line("sizes", err, path, pk[1][0])
 lost = len(full) - len(lines)
 c.check(0 < lost < 4096 // 11, "sizes: %d lines lost" % lost)
 
+# 3b. Sizes that claim more than the packet, or than the file (issue 27):
+# packet K claims its events plus copies of them written over what follows,
+# so that every byte it claims parses as events and only the size bounds
+# can reject it. "content": content larger than the packet (copies over the
+# rest of K and over K+1; K and K+1 lost, K+2 found again); "file": the
+# last packet larger than the rest of the file, its content (two copies
+# appended) within it (that packet lost). Each: one line naming K's offset,
+# the rest printed, no event twice; print, stats and export exit 1.
+def n_events(d):
+    """Trace events the chrome export of d holds, and its exit status."""
+    o = os.path.join(out, "export.json")
+    p = subprocess.run([fdr, "export", "--format", "chrome", d, "-o", o],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    c.check(p.returncode >= 0, "fdr export %s died of signal %d" % (d, -p.returncode))
+    with open(o, "rb") as f:
+        return p.returncode, p.stderr.decode(errors="replace"), f.read().count(b'"ph":"i"')
+
+
+rc, err, full_exported = n_events(trace)
+c.check(rc == 0 and full_exported > 0, "intact export: exit %d, %d instants: %r"
+        % (rc, full_exported, err))
+for kind, k in (("content", 0), ("file", len(pk) - 1)):
+    d = copy("claims-" + kind)
+    path = os.path.join(d, pdir, big)
+    with open(path, "rb") as f:
+        b = bytearray(f.read())
+    off = pk[k][0]
+    content = struct.unpack_from("<Q", b, off + 44)[0] // 8
+    events = bytes(b[off + 100:off + content])
+    if kind == "content":
+        m = (pk[k + 2][0] - off - content) // len(events)
+        for j in range(m):
+            at = off + content + j * len(events)
+            b[at:at + len(events)] = events
+    else:  # the last packet: the copies appended
+        m = 2
+        b[off + content:] = events * m
+    claim = content + m * len(events)
+    packet = pk[k][1] if kind == "content" else (claim + 7) // 8 * 8 + 4096
+    c.check(claim > pk[k][1] and claim <= len(b) - off and
+            (packet > len(b) - off if kind == "file" else packet < claim),
+            "claims-%s: %d bytes claimed by a packet of %d (now %d), %d left in the file"
+            % (kind, claim, pk[k][1], packet, len(b) - off))
+    struct.pack_into("<QQ", b, off + 44, claim * 8, packet * 8)
+    with open(path, "wb") as f:
+        f.write(b)
+    for verb in ("print", "stats"):
+        rc, lines, err = run(verb, d)
+        c.check(rc == 1, "claims-%s, %s: exit %d, not 1" % (kind, verb, rc))
+        one_line("claims-%s, %s" % (kind, verb), err, path, off)
+    rc, lines, err = run("print", d)
+    c.check(len(lines) < len(full) and subsequence(lines, full),
+            "claims-%s: %d lines of %d, not all the intact trace's in its order (the "
+            "copies taken?)" % (kind, len(lines), len(full)))
+    lost = len(full) - len(lines)
+    c.check(lost < 3 * 4096 // 11, "claims-%s: %d lines lost, want two packets'" % (kind, lost))
+    rc, err, n = n_events(d)
+    c.check(rc == 1 and "offset %d: " % off in err and n < full_exported,
+            "claims-%s, export: exit %d, %d instants of %d: %r"
+            % (kind, rc, n, full_exported, err))
+
 # 4. A garbage class file: that process is skipped with one line, the other
 # process is printed whole.
 d = copy("classes")
@@ -139,6 +202,18 @@ other = procs[1].rsplit("-", 1)[1]
 c.check(len(lines) == 2 + 4 * 5 * 60 and all(ln.startswith(other + " ") or
                                              not ln.split()[0].isdigit() for ln in lines),
         "classes: %d lines, want the other process's %d" % (len(lines), 2 + 4 * 5 * 60))
+
+# 4a. A trace of an older fdr (10-byte event headers, class file version
+# 1): refused with one line that says so; babeltrace2 reads such traces.
+d = copy("old")
+path = os.path.join(d, pdir, ".fdr-classes")
+with open(path, "r+b") as f:
+    f.seek(4)
+    f.write(struct.pack("<H", 1))
+rc, lines, err = run("print", d)
+c.check(rc == 1 and err.count("\n") == 1 and path in err and
+        "written by an older fdr (10-byte event headers)" in err,
+        "old: exit %d, not one line naming the class file and its header: %r" % (rc, err))
 
 # 4b. A valid class file with no class: every packet's first event is
 # unknown. At most 5 lines per stream file, then one saying the rest of

@@ -128,13 +128,9 @@ class Host:
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         s.pids.add(p.pid)
-        while True:
-            line = p.stderr.readline()
-            c.check(line != "", "host %s: no route from fdrd" % self.k)
-            if line == "" or "recording into an fdrd trace" in line:
-                break
+        h.wait_route(p)
         threading.Thread(target=lambda: p.stderr.read(), daemon=True).start()
-        c.check(p.stdout.readline() == "ready\n", "pace: not ready")
+        c.check(h.line(p) == "ready\n", "pace: not ready")
         self.prog = p
         self.prog_pid = p.pid  # `ip netns exec` execs the program itself
         return p
@@ -155,7 +151,7 @@ def live_events(host, port=5344):
     s.pids.add(v.pid)
     got = 0
     while got < 10:
-        line = v.stdout.readline()
+        line = h.line(v)
         c.check(line != "", "lttng-live of %s ended early (%s)" % (host, err))
         if line == "":
             break

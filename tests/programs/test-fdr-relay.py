@@ -34,9 +34,20 @@ run directory of the test's own, real instrumented programs
            as above (bounds generous: shared machines, sanitizers), fdrd's VmRSS bounded, fdrd reconnects (a second relay
            session), the local copy complete (received + discarded ==
            emitted, by `fdr stats`), destroy returns.
-Timeouts are the test's TIMEOUT; every wait polls for a state."""
+  full     relayd's output on a 2 MiB tmpfs that fills (root only, else
+           skipped), FDR_HOSTNAME naming the host: relayd takes each
+           connection and drops it; fdrd's logged waits grow from 0.1 s to
+           the 5 s cap (one line per connection), and the attempts share
+           one relay session directory (two in all, under FDR_HOSTNAME).
+           The program stops, the disk gets room: the session after the
+           gap reads alone, per thread received + discarded == emitted,
+           the gap counted. After a connection that worked 12 s, relayd
+           restarted: the next wait is 0.1 s again.
+Every wait polls for a state, bounded (session_helpers.wait_for, line): a
+state that never comes fails the test saying what it still waited for."""
 import glob
 import os
+import re
 import shutil
 import signal
 import socket
@@ -126,29 +137,21 @@ def launch_go(threads, n, *extra):
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     s.pids.add(p.pid)
-    while True:
-        line = p.stderr.readline()
-        c.check(line != "", "pid %d: no route from fdrd" % p.pid)
-        if line == "" or "recording into an fdrd trace" in line:
-            break
+    h.wait_route(p)
     p.stdin.write("go\n")
     p.stdin.flush()
-    c.check(p.stdout.readline() == "done\n", "pid %d: not done" % p.pid)
+    c.check(h.line(p) == "done\n", "pid %d: not done" % p.pid)
     return p
 
 
-def launch_pace(threads=2):
+def launch_pace(threads=2, burst=100):
     e = dict(s.env, FDR_DEBUG="1")
-    p = subprocess.Popen([prog, "pace", str(threads)], env=e, stdin=subprocess.PIPE,
+    p = subprocess.Popen([prog, "pace", str(threads), str(burst)], env=e, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     s.pids.add(p.pid)
-    while True:
-        line = p.stderr.readline()
-        c.check(line != "", "pid %d: no route from fdrd" % p.pid)
-        if line == "" or "recording into an fdrd trace" in line:
-            break
+    h.wait_route(p)
     threading.Thread(target=lambda: p.stderr.read(), daemon=True).start()
-    c.check(p.stdout.readline() == "ready\n", "pace: not ready")
+    c.check(h.line(p) == "ready\n", "pace: not ready")
     return p
 
 
@@ -169,10 +172,10 @@ def end_pace(p):
     return emitted, rate, burst
 
 
-def relay_dirs(out, trace):
+def relay_dirs(out, trace, host=HOST):
     """Relay session directories of trace under relayd's output, oldest first
     (NAME-DATE, then NAME-DATE-2, ...)."""
-    ds = glob.glob(os.path.join(out, HOST, trace + "-*"))
+    ds = glob.glob(os.path.join(out, host, trace + "-*"))
     def key(d):
         tail = os.path.basename(d)[len(trace) + 1:].split("-")
         return int(tail[2]) if len(tail) > 2 else 1
@@ -190,6 +193,54 @@ def totals(path):
         e, _ = out.get(tid, (0, 0))
         out[tid] = (e, d)
     return out, ns
+
+
+def check_index(trace, cut=False):
+    """relayd's index files of trace (a process directory at relayd) against
+    the packets of its stream files: one entry per packet, in order, each
+    field what the packet's header says (fdrd's CMD_SEND_INDEX): offset in
+    the stream file, packet and content size (bits), begin and end times,
+    events discarded, stream class id (fdr's one: 0), stream instance id,
+    packet sequence number. A live viewer finds packets and their
+    discarded counts through these alone. cut: relayd was killed while it
+    wrote this session: its last packet may lack its entry (the index
+    comes after the data) or be cut."""
+    files = sorted(glob.glob(os.path.join(trace, "stream_*")))
+    c.check(files, "%s: no stream file at relayd" % trace)
+    for f in files:
+        with open(f, "rb") as k:
+            data = k.read()
+        want, off = [], 0
+        while off + 100 <= len(data):
+            magic, sii, tb, te, cs, ps, seq, disc = struct.unpack_from("<I16xQQQQQQQ", data, off)
+            if cut and off + ps // 8 > len(data):
+                break
+            if magic != 0xC1FC1FC1 or ps < 800 or ps % 8 or cs > ps:
+                c.check(False, "%s: no packet at byte %d" % (f, off))
+                break
+            want.append((off, ps, cs, tb, te, disc, 0, sii, seq))
+            off += ps // 8
+        c.check(off == len(data) or cut, "%s: %d bytes after the last packet"
+                % (f, len(data) - off))
+        idx = os.path.join(trace, "index", os.path.basename(f) + ".idx")
+        try:
+            with open(idx, "rb") as k:
+                raw = k.read()
+        except FileNotFoundError:
+            c.check(False, "no index file %s" % idx)
+            continue
+        magic, major, minor, size = struct.unpack_from(">IIII", raw, 0)
+        c.check((magic, major, minor, size) == (0xC1F1DCC1, 1, 1, 72),
+                "%s: header %#x %d.%d, entries of %d bytes" % (idx, magic, major, minor, size))
+        c.check((len(raw) - 16) % 72 == 0, "%s: a cut entry" % idx)
+        got = [struct.unpack_from(">9Q", raw, at) for at in range(16, len(raw) - 71, 72)]
+        names = ("offset", "packet_size", "content_size", "timestamp_begin", "timestamp_end",
+                 "events_discarded", "stream_id", "stream_instance_id", "packet_seq_num")
+        bad = [(i, n, g[j], w[j]) for i, (g, w) in enumerate(zip(got, want))
+               for j, n in enumerate(names) if g[j] != w[j]]
+        c.check((len(got) == len(want) or cut and len(got) == len(want) - 1) and not bad,
+                "%s: %d entries for %d packets; entry, field, index, packet: %s"
+                % (idx, len(got), len(want), bad[:6]))
 
 
 def baseline_rate():
@@ -280,19 +331,40 @@ def basic():
     live_err = os.path.join(s.work, "lttng-live.err")
     live = subprocess.Popen([BT, "-l", os.environ.get("FDR_TEST_BT_LOG", "WARNING"),
                              "--input-format=lttng-live",
-                             "net://127.0.0.1:%d/host/%s/R" % (r.ports[2], HOST)],
+                             "net://127.0.0.1:%d/host/%s/R" % (r.ports[2], HOST),
+                             "--params=session-not-found-action=\"end\""],
                             stdout=subprocess.PIPE, stderr=open(live_err, "w"), text=True)
     s.pids.add(live.pid)
     got = 0
     while got < 10:
-        line = live.stdout.readline()
+        line = h.line(live)
         c.check(line != "", "lttng-live ended early (%s)" % live_err)
         if line == "":
             break
         got += "ses:tick" in line
     c.check(pace.poll() is None, "lttng-live printed events while the program runs")
-    live.kill()
-    live.wait()
+    # What the live viewer prints of a program that starts after it
+    # attached (its streams new to relayd: the viewer reads them from
+    # their first packet): every event, per thread, while the session
+    # runs (the running program's newer events let the viewer's merge by
+    # time go past the ended program's last ones).
+    shown = {}
+    def read_live():
+        for line in live.stdout:
+            m = re.search(r"\{ pid = (\d+), tid = (\d+),", line)
+            if m:
+                k = (int(m.group(1)), int(m.group(2)))
+                shown[k] = shown.get(k, 0) + 1
+    reader = threading.Thread(target=read_live, daemon=True)
+    reader.start()
+    viewed = launch_go(2, 3000)
+    viewed.stdin.close()
+    c.check(viewed.wait(timeout=120) == 0, "go exits 0")
+    def viewed_shown():
+        return sorted(n for (pid, _), n in list(shown.items()) if pid == viewed.pid)
+    h.wait_for(lambda: viewed_shown() == [3000, 3000],
+               lambda: "lttng-live to print 3000 events of each of pid %d's 2 threads, it "
+               "printed %s" % (viewed.pid, viewed_shown()))
     end_pace(pace)
 
     # Live flush: a program whose threads record a few events and then
@@ -318,11 +390,28 @@ def basic():
     s.fdr("destroy", "R")  # returns once everything is sent
     dirs = relay_dirs(out, "R")
     c.check(len(dirs) == 1, "one relay session of R: %s" % dirs)
+    h.wait_for(lambda: live.poll() is not None, "lttng-live ends with the session")
+    with open(live_err) as f:
+        said = f.read()[-3000:]
+    c.check(live.returncode == 0, "lttng-live exits 0: %s %s" % (live.returncode, said))
+    name = "session-prog-%d" % viewed.pid
+    h.wait_for(lambda: h.bt_total(os.path.join(dirs[0], name)) == 6000,
+               "relayd wrote %s's trace" % name)
+    stored, _ = totals(os.path.join(dirs[0], name))
+    c.check({(viewed.pid, t): e for t, (e, _) in stored.items()} ==
+            {k: n for k, n in shown.items() if k[0] == viewed.pid} and
+            all(e + d == 3000 for (e, d) in stored.values()),
+            "lttng-live printed per thread %s, relayd stored %s (events, discarded), "
+            "the program emitted 3000 per thread" % (shown, stored))
+    for q in (normal, killed, pace, quiet, viewed):
+        check_index(os.path.join(dirs[0], "session-prog-%d" % q.pid))
     for q in (normal, killed, pace, quiet):
         name = "session-prog-%d" % q.pid
         want = h.bt_total(os.path.join(local, name))
         h.wait_for(lambda: h.bt_total(os.path.join(dirs[0], name)) == want,
-                   "relayd wrote %s's trace" % name)
+                   lambda: "relayd's copy of %s to hold %d events and discarded as the "
+                   "local one does, it holds %s"
+                   % (name, want, h.bt_total(os.path.join(dirs[0], name))))
     for q in (normal, killed, pace, quiet):
         name = "session-prog-%d" % q.pid
         mine, ns_local = totals(os.path.join(local, name))
@@ -367,10 +456,7 @@ def basic():
 
 # ---------------------------------------------------------------------------
 def restart():
-    out = os.path.join(s.work, "relay-out")
-    r = Relayd(out)
-    r.start()
-    s.start()
+    out, r = started_relayd()
     base = baseline_rate()
     s.fdr("create", "S", "--relayd", r.url())
     s.fdr("enable", "S", "ses:tick")
@@ -419,7 +505,8 @@ def restart():
     for q, n in ((p, sum(emitted.values())), (small, 2 * 100), (big, 2 * 20000)):
         name = "session-prog-%d" % q.pid
         h.wait_for(lambda: h.bt_total(os.path.join(dirs[1], name)) == n,
-                   "relayd wrote %s's second session" % name)
+                   lambda: "relayd's second session of %s to hold %d events and "
+                   "discarded, it holds %s" % (name, n, h.bt_total(os.path.join(dirs[1], name))))
     name = "session-prog-%d" % p.pid
     first, _ = totals(os.path.join(dirs[0], name))
     second, _ = totals(os.path.join(dirs[1], name))
@@ -445,6 +532,13 @@ def restart():
                 % (got, 2 * n))
     c.check(any(d > 0 for (_, d) in second.values()),
             "second session reports the gap as discarded: %s" % second)
+    # relayd's index of each session agrees with its packets (the second
+    # session's first packets carry the gap's count, numbered as the local
+    # packets they stand for)
+    for d in dirs:
+        for q in (p, small, big):
+            if os.path.isdir(os.path.join(d, "session-prog-%d" % q.pid)):
+                check_index(os.path.join(d, "session-prog-%d" % q.pid), cut=d == dirs[0])
     c.clean(dirs[1])
     stop_clean()
     r.kill()
@@ -539,6 +633,16 @@ def fake():
                 "a relayd answering %r: %r" % (answer, p.stderr))
     c.check(not s.traces(), "no trace made")
     s.stop()
+    # A bad FDR_HOSTNAME (it becomes a directory at relayd): one line, no trace.
+    for bad in ("../up", "a/b", "x" * 64, ".hidden"):
+        s.env["FDR_HOSTNAME"] = bad
+        s.start()
+        p = s.run(["create", "H", "--relayd", "127.0.0.1:1:1"])
+        c.check(p.returncode == 1 and "bad FDR_HOSTNAME" in p.stderr and
+                p.stderr.count("\n") == 1, "FDR_HOSTNAME=%r: %r" % (bad, p.stderr))
+        c.check(not s.traces(), "FDR_HOSTNAME=%r: a trace was made" % bad)
+        s.stop()
+    del s.env["FDR_HOSTNAME"]
 
     f = FakeRelayd()
     pid = s.start()
@@ -554,8 +658,10 @@ def fake():
     def stalled():
         nonlocal peak
         peak = max(peak, h.vmrss_kib(pid))
-        return status("F")["sessions"] >= 2
-    h.wait_for(stalled, "fdrd notices the stall and opens a new relay session")
+        return "connected again" in s.log_text()
+    # (no packet was sent in the stalled session: the new connection takes
+    # its path up again, and `sessions` stays 1)
+    h.wait_for(stalled, "fdrd notices the stall and connects again")
     t0 = time.monotonic()
     while time.monotonic() - t0 < 2:
         peak = max(peak, h.vmrss_kib(pid))
@@ -575,5 +681,136 @@ def fake():
     stop_clean()
 
 
-{"basic": basic, "restart": restart, "fake": fake}[phase]()
+def full():
+    """relayd's disk (a 2 MiB tmpfs) fills up, then has room again."""
+    mnt = os.path.join(s.work, "mnt")
+    c.unmount(mnt)
+    filler = c.full_disk(mnt)
+    try:
+        full_run(mnt, filler)
+    finally:
+        c.unmount(mnt)
+
+
+def waits(log):
+    """The waits fdrd announced before each reconnection, in s."""
+    return [float(w) for w in re.findall(r"connected again after waiting ([\d.]+) s", log)]
+
+
+def full_run(mnt, filler):
+    out = os.path.join(mnt, "relay")
+    r = Relayd(out)
+    r.start()
+    # Hosts in containers share a nodename: FDR_HOSTNAME names this one.
+    host = "fdr-full-host"
+    s.env["FDR_HOSTNAME"] = host
+    s.start()
+    s.fdr("create", "F", "--relayd", r.url())
+    s.fdr("enable", "F", "ses:tick")
+    s.fdr("start", "F")
+    p = launch_pace()
+    # relayd takes the session, then drops the connection at every full
+    # write: fdrd's waits double to their 5 s cap (counted in its log, one
+    # line per connection), and every failed attempt is the same relay
+    # session: no directory per attempt.
+    h.wait_for(lambda: waits(s.log_text()).count(5.0) >= 2,
+               "two reconnections at the 5 s cap to the relayd whose disk is full",
+               limit=300)
+    w = waits(s.log_text())
+    c.check(w[0] == 0.1 and w == sorted(w) and len(w) <= 9,
+            "fdrd's waits grow from 0.1 s to the 5 s cap, one connection each (an "
+            "attempt relayd refused outright is not logged): %s" % w)
+    dirs = sorted(os.listdir(os.path.join(out, host)))
+    c.check(len(dirs) == 2, "relay session directories: the first and one for every "
+            "attempt after the disk filled, not one each: %s" % dirs)
+    c.check(not os.path.exists(os.path.join(out, HOST)) or HOST == host,
+            "nothing stored under the nodename %s" % HOST)
+    # The program stops, then relayd's disk has room: the next attempt
+    # works, and that relay session reads alone, exact per thread.
+    emitted, _, _ = end_pace(p)
+    os.unlink(filler)
+    last = relay_dirs(out, "F", host)[-1]
+    name = "session-prog-%d" % p.pid
+    total = sum(emitted.values())
+    h.wait_for(lambda: h.bt_total(os.path.join(last, name)) == total,
+               "relayd holds the session after the gap, %d events and discarded"
+               % total, limit=300)
+    c.check(status("F")["discarded"] > 0, "fdr status counts the gap: %s" % status("F"))
+    # A connection that worked for a while: the next wait starts at 0.1 s.
+    t0 = time.monotonic()
+    h.wait_for(lambda: time.monotonic() - t0 > 12, "the connection works for 12 s")
+    n = len(waits(s.log_text()))
+    r.kill()
+    r.start()
+    # fdrd learns that relayd went away at its next send: a new program's.
+    more = launch_go(1, 100)
+    more.stdin.close()
+    c.check(more.wait(timeout=120) == 0, "go exits 0")
+    h.wait_for(lambda: len(waits(s.log_text())) > n, "fdrd connects again", limit=300)
+    c.check(waits(s.log_text())[n] == 0.1,
+            "after a connection that worked, the wait starts again at 0.1 s: %s"
+            % waits(s.log_text()))
+    s.fdr("destroy", "F")
+    got, _ = totals(os.path.join(last, name))
+    c.check(sorted(e + d for (e, d) in got.values()) == sorted(emitted.values()),
+            "the session after the gap, per thread received + discarded %s == emitted "
+            "%s" % (got, emitted))
+    c.check(any(d > 0 for (_, d) in got.values()), "the gap is counted: %s" % got)
+    c.clean(last)
+    stop_clean()
+    r.kill()
+
+
+def started_relayd():
+    """relayd (its output under the work directory), then fdrd."""
+    out = os.path.join(s.work, "relay-out")
+    r = Relayd(out)
+    r.start()
+    s.start()
+    return out, r
+
+
+def live60():
+    """A live viewer for 60 s: its timestamps never go back."""
+    out, r = started_relayd()
+    s.fdr("create", "L", "--relayd", r.url(), "--live=1s")
+    s.fdr("enable", "L", "ses:tick")
+    s.fdr("start", "L")
+    p = launch_pace(3, 1)  # 3 threads, about 1,000 events/s each
+    h.wait_for(lambda: glob.glob(os.path.join(out, HOST, "L-*", "session-prog-%d" % p.pid,
+                                              "stream_*")),
+               "the program's streams at relayd", limit=120)
+    err = os.path.join(s.work, "lttng-live.err")
+    live = subprocess.Popen([BT, "--input-format=lttng-live",
+                             "net://127.0.0.1:%d/host/%s/L" % (r.ports[2], HOST),
+                             "--params=session-not-found-action=\"end\""],
+                            stdout=subprocess.PIPE, stderr=open(err, "w"), text=True)
+    s.pids.add(live.pid)
+    seen = [0]
+    def read():
+        for line in live.stdout:
+            seen[0] += "ses:tick" in line
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    t0 = time.monotonic()
+    h.wait_for(lambda: time.monotonic() - t0 > 60 or live.poll() is not None,
+               "lttng-live running 60 s")
+    with open(err) as f:
+        said = f.read()[-3000:]
+    c.check(live.poll() is None, "lttng-live ended after %.0f s, status %s: %s"
+            % (time.monotonic() - t0, live.poll(), said))
+    c.check(seen[0] > 0, "lttng-live printed events")
+    end_pace(p)
+    s.fdr("destroy", "L")
+    h.wait_for(lambda: live.poll() is not None, "lttng-live ends with the session",
+               limit=120)
+    with open(err) as f:
+        said = f.read()[-3000:]
+    c.check(live.returncode == 0 and "ERROR" not in said,
+            "lttng-live exits 0, no error: %s %s" % (live.returncode, said))
+    stop_clean()
+    r.kill()
+
+
+{"basic": basic, "restart": restart, "fake": fake, "full": full, "live60": live60}[phase]()
 c.finish()

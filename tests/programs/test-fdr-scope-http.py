@@ -7,7 +7,9 @@ replay of a trace scope-prog wrote alone (FDR_OUTPUT, no fdrd):
    holds no trace: status 1. The first stdout line is exactly the URL.
 2. The token: every path (the page, a static file, each API, an unknown
    path, POST /api/control) answers 403 without it, with a wrong one,
-   with one a byte short; X-Fdr-Token works as well as ?token=.
+   with one a byte short; X-Fdr-Token works as well as ?token=; a token
+   with one byte changed is refused even when the real one is in another
+   header (the gate passed the connection).
 3. 404 (unknown path, unknown static file), 405 (DELETE, GET on
    /api/control, POST elsewhere), 8 KiB of headers refused (431), a 5 KiB
    body refused (413), a malformed body (400), control in a replay (409).
@@ -17,13 +19,21 @@ replay of a trace scope-prog wrote alone (FDR_OUTPUT, no fdrd):
 6. A stream's points for scope:level.value and scope:wave.x are exactly
    the trace's values at the trace's times (bt2: seconds since the
    epoch), then `done`; split=1 adds the per-thread series; width thins
-   to min/max per slice, keeping the extremes; a tail pattern gives lines
+   to first/min/max/last per column (M4), keeping the extremes; api/range
+   gives a narrow span's points as they are and reduces a wide one; a tail pattern gives lines
    of the matching events only, a bad one an `error` message.
 7. A client that connects, asks for a stream and never reads, and one
    that closes mid-stream, change nothing: the next requests are served.
 8. 20 streams at once: 16 are served, the others get 503; once they
    close, a new one is served again.
-9. SIGTERM: exit status 0."""
+9. SIGTERM: exit status 0.
+10. /api/range of a big series (12,000 points of a square wave, the
+    replay's block index in use) is, point for point, the M4 reduction
+    computed here from the series' own points (all of them, raw), at
+    several spans and widths: the index gives what reading every point
+    gives."""
+import bisect
+import math
 import os
 import socket
 import sys
@@ -82,6 +92,17 @@ st, _, _ = scope.request("/api/info", token=False, headers={"X-Fdr-Token": tok})
 c.check(st == 200, "X-Fdr-Token: %d" % st)
 st, _, _ = scope.request("/api/info", token=False, headers={"X-Fdr-Token": tok[:-1] + "x"})
 c.check(st == 403, "a wrong X-Fdr-Token: %d" % st)
+# The gate lets a connection through once its bytes hold the token
+# anywhere; the server then checks the token it was given, every byte: a
+# wrong one (its last or a middle byte changed) beside the real token in
+# another header is refused.
+for i in (31, 16):
+    bad = tok[:i] + ("1" if tok[i] == "0" else "0") + tok[i + 1:]
+    for how in ("?token=%s HTTP/1.1\r\nHost: x\r\nX-Other: %s\r\n\r\n",
+                " HTTP/1.1\r\nHost: x\r\nX-Fdr-Token: %s\r\nX-Other: %s\r\n\r\n"):
+        st = sc.raw_request(port, "GET /api/info" + how % (bad, tok))
+        c.check(st == 403, "token %s (byte %d changed), the real one in another header: %d"
+                % (bad, i, st))
 
 # -- 3. refusals ------------------------------------------------------------------
 for path in ("/nope", "/static/nope.js", "/api", "/static/", "/api/events/x"):
@@ -106,7 +127,8 @@ c.check(st == 400, "a body that is not a form: %d" % st)
 st, body = scope.post("what=nonsense")
 c.check(st == 409 and "error" in body, "control in a replay: %d %r" % (st, body))
 st = sc.raw_request(port, "garbage\r\n\r\n")
-c.check(st in (0, 400), "a garbage request line: %d" % st)
+# (the gate, scope/gate.c, answers 403 to whatever lacks the token)
+c.check(st in (0, 400, 403), "a garbage request line: %d" % st)
 
 # -- 4. the page ----------------------------------------------------------------------
 st, page = scope.get("/")
@@ -186,10 +208,35 @@ for k in tids:
 
 got, _ = collect("fields=scope:level.value&width=10")
 t, v = got["scope:level.value"]
-c.check(len(v) <= 20, "width=10: %d points" % len(v))
+c.check(len(v) <= 40, "width=10: %d points (4 per column at most)" % len(v))
 c.check(max(v) == max(x for _, x in level) and min(v) == min(x for _, x in level),
         "thinning lost the extremes: %s..%s" % (min(v), max(v)))
 c.check(t == sorted(t), "thinned points not in time order")
+c.check(abs(t[0] - level[0][0]) < 1e-6 and abs(t[-1] - level[-1][0]) < 1e-6,
+        "thinning lost the first or the last point")
+lv = sorted(level)
+# api/range (replay): a span with few points gives them as they are, with
+# the one before and the one after; a wide one is reduced (M4)
+mid = len(lv) // 2
+t0, t1 = lv[mid][0], lv[mid + 5][0]
+r = scope.json("/api/range?key=scope:level.value&from=%r&to=%r&width=100" % (t0, t1))
+c.check(r["raw"] and not r["thinned"], "a narrow range is not raw: %s" % r)
+got_r = list(zip(r["t"], r["v"]))
+c.check(all(any(abs(x - y) < 2e-6 and a == b for y, b in lv) for x, a in got_r),
+        "a narrow range has points the trace has not: %s" % r)
+inner = [(x, a) for x, a in lv if t0 + 2e-6 < x < t1 - 2e-6]
+c.check(len(inner) >= 3 and all(any(abs(x - y) < 2e-6 and a == b for y, b in got_r)
+                                for x, a in inner),
+        "a narrow range lacks the trace's points inside it: %s" % r)
+c.check(min(r["t"]) < t0 + 2e-6 and max(r["t"]) > t1 - 2e-6,
+        "a narrow range without the point before and the one after: %s" % r)
+r = scope.json("/api/range?key=scope:level.value&from=0&to=1e10&width=10")
+c.check(not r["raw"] and len(r["v"]) <= 40 and max(r["v"]) == max(v) and min(r["v"]) == min(v),
+        "a wide range is not reduced to 4 points per column with the extremes: %d points"
+        % len(r["v"]))
+for q, code in [("key=scope:level.value&from=5&to=1", 400), ("key=scope:level.value&from=x&to=1", 400),
+                ("from=0&to=1", 400), ("key=nope:x.y&from=0&to=1", 404)]:
+    c.check(scope.get("/api/range?" + q)[0] == code, "api/range?%s: %d expected" % (q, code))
 
 lines = []
 with scope.stream("fields=&tail=scope:note") as st_:
@@ -265,4 +312,61 @@ sc.wait(lambda: open_stream()[1] == 200, "a stream served after the others close
 # -- 9. the end ---------------------------------------------------------------------------------
 c.check(scope.stop() == 0, "SIGTERM: exit status not 0")
 c.check(scope.stderr() == "", "stderr %r" % scope.stderr())
+
+# -- 10. the replay's block index (series.c, m4_blocks) ----------------------------------------
+big = os.path.join(s.work, "square")
+p = h.subprocess.run([prog, "--square", "37", "--count", "12000", "--rate", "2000000"],
+                     env=dict(s.env, FDR_DAEMON="off", FDR_OUTPUT=big),
+                     stdout=h.subprocess.PIPE, stderr=h.subprocess.PIPE, text=True, timeout=120)
+c.check(p.returncode == 0, "scope-prog --square: exit %d: %s" % (p.returncode, p.stderr))
+sq = sc.Scope(s, [big])
+K = "scope:square.value"
+allp = sq.json("/api/range?key=%s&from=0&to=1e11&width=4000" % K)
+P = list(zip(allp["t"], allp["v"]))
+c.check(allp["raw"] and len(P) == 12000, "the square wave's raw points: %d" % len(P))
+T = [x for x, _ in P]
+
+
+def m4(t0, t1, width):
+    """scope_db_range's reduction, from the raw points."""
+    a, b = bisect.bisect_left(T, t0), bisect.bisect_left(T, math.nextafter(t1, math.inf))
+    a, b = max(a - 1, 0), min(b + 1, len(P))
+    if b - a <= 4 * width:
+        return P[a:b]
+    t0, t1 = max(t0, T[0]), min(t1, T[-1])
+    out = []
+    if T[a] < t0:
+        out.append(P[a])
+        a += 1
+    after = T[b - 1] > t1
+    end, span = b - after, (t1 - t0 if t1 > t0 else 1)
+
+    def col(t):
+        x = (t - t0) / span * width
+        return 0 if x < 0 else width - 1 if x >= width else int(x)
+    i = a
+    while i < end:
+        cc, j, lo, hi = col(T[i]), i, i, i
+        while j < end and col(T[j]) == cc:
+            lo = j if P[j][1] < P[lo][1] else lo
+            hi = j if P[j][1] > P[hi][1] else hi
+            j += 1
+        idx = [i, min(lo, hi), max(lo, hi), j - 1]
+        out.extend(P[x] for k, x in enumerate(idx) if k == 0 or x != idx[k - 1])
+        i = j
+    if after:
+        out.append(P[b - 1])
+    return out
+
+
+span_all = T[-1] - T[0]
+for f0, f1, w in ((0, 1, 7), (0, 1, 1200), (0.3, 0.31, 50), (0.123, 0.789, 333), (0.5, 0.5004, 3)):
+    t0, t1 = T[0] + f0 * span_all, T[0] + f1 * span_all
+    r = sq.json("/api/range?key=%s&from=%r&to=%r&width=%d" % (K, t0, t1, w))
+    want = m4(t0, t1, w)
+    got = list(zip(r["t"], r["v"]))
+    c.check(got == want, "range [%r, %r] at %d px: %d points, the M4 of the raw points %d; "
+            "first differing %s" % (t0, t1, w, len(got), len(want),
+                                    next(((g, x) for g, x in zip(got, want) if g != x), None)))
+c.check(sq.stop() == 0, "the square wave's replay: exit status not 0")
 c.finish()

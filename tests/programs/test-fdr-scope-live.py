@@ -17,15 +17,24 @@ directory, session_helpers.py), checked against the program's own trace
    gain 5 then 42 (never 5 after 42), and the stream shows 42. Refusals
    (400): out of range, not a number, a fraction for an integer, unknown
    tunable or event, on=2. amp=2.5 (a double) is taken. print on: the
-   state says printed.
+   state says printed. Each change is an event of fdr's own in the
+   program's trace (fdr:switch, fdr:tunable: exactly those taken, in
+   order; fdr:tunable name=gain value=42 between the program's last gain 5
+   and its first 42), and the live event list shows fdr:tunable's field
+   gain. `fdr export` of that trace, Perfetto (protoc's classes) and
+   Chrome JSON: a counter per tunable, fdr:tunable.gain and
+   fdr:tunable.amp, each with bt2's values and times (within 1 ms).
 5. The program ends (SIGTERM): /api/info says not running, stderr says
    how it ended; every scope:level and scope:gain value of its own trace
    is a point of the stream with the same value and time (seconds since
    the epoch, within 1 ms: the clock's calibration goes on), and nothing
    else is.
 6. SIGTERM to the scope: exit 0, its trace gone from fdrd, its temporary
-   directory gone. A replay of the program's own trace gives the same
-   points.
+   directory gone; a scope whose command still runs passes SIGTERM on to it
+   and waits for it. A replay of the program's own trace gives the same
+   points, and the tunables' values over time: the series
+   fdr:tunable.gain (/api/range) is the trace's fdr:tunable events of
+   gain, its tunables list gain 42 and amp 2.5.
 7. SIGKILL to a scope: fdrd destroys its trace (ephemeral); the next
    scope removes the directory the killed one left.
 8. PID mode on a program started alone (registered with fdrd): control
@@ -168,6 +177,9 @@ sc.wait(lambda: any(v == 42 for _, v in npoints("scope:gain.value")), "42 in the
 st, body = scope.post("what=tunable&name=amp&value=2.5")
 c.check(st == 200, "amp=2.5: %d %r" % (st, body))
 sc.wait(lambda: events()[1]["amp"]["value"] == 2.5, "state: amp 2.5")
+sc.wait(lambda: {"gain", "amp"} <= {f["name"] for f in events()[0].get(
+    "fdr:tunable", {}).get("fields", []) if f["numeric"]},
+    "the live event list's fdr:tunable with the fields gain and amp")
 st, body = scope.post("what=print&event=scope:note&on=1")
 c.check(st == 200, "print on: %d %r" % (st, body))
 sc.wait(lambda: events()[0]["scope:note"]["printed"] is True, "state: note printed")
@@ -188,6 +200,40 @@ gv = [v for _, v in gain]
 first42 = gv.index(42) if 42 in gv else len(gv)
 c.check(set(gv[:first42]) == {5} and set(gv[first42:]) == {42},
         "gain values: %s ... %s" % (gv[:3], gv[-3:]))
+# the controls in the program's trace: exactly those taken, in order
+ctl = sc.trace_controls(own)
+tun_ev = [(t, f["name"], f["value"]) for t, n, f in ctl if n == "fdr:tunable"]
+c.check([(n, v) for _, n, v in tun_ev] == [("gain", 42), ("amp", 2.5)],
+        "fdr:tunable events %r" % tun_ev)
+# each tunable its own counter in both exports (not one fdr:tunable mixing
+# gain's and amp's values), its values bt2's, its times too within 1 ms
+# (an export's times are fdr's line clock, at the frequency the class file
+# has; bt2's the metadata's, calibrated at the end: 1 to 2 us apart after a
+# second here)
+xp = sc.export_tunables(s, own)
+for fmt, counters in xp.items():
+    want = {}
+    for t, n, v in tun_ev:
+        want.setdefault("fdr:tunable." + n, []).append((t, v))
+    c.check(sorted(counters) == sorted(want) and all(
+        len(counters[k]) == len(w) and all(abs(a[0] - b[0]) < 1e-3 and a[1] == b[1]
+                                           for a, b in zip(counters[k], w))
+        for k, w in want.items()),
+        "%s export's tunable counters %r, bt2's fdr:tunable %r" % (fmt, counters, want))
+sw = [(f["event"], f["what"], f["on"]) for t, n, f in ctl if n == "fdr:switch"]
+c.check(sw == [("scope:tick", "record", 0), ("scope:tick", "record", 1),
+               ("scope:note", "print", 1)], "fdr:switch events %r" % sw)
+# gain=42 at its time: the program's gain was 5 before it, 42 after (but
+# one read in flight either side: a loop may read the tunable just before
+# the change and record it just after, or read 42 between the change and
+# the clock read of its event)
+if tun_ev:
+    tg = tun_ev[0][0]
+    c.check(sum(1 for t, v in gain if t > tg and v == 5) <= 1 and
+            sum(1 for t, v in gain if t < tg and v == 42) <= 1 and
+            any(t < tg and v == 5 for t, v in gain) and any(t > tg and v == 42 for t, v in gain),
+            "fdr:tunable gain=42 at %.6f is not between the program's gains 5 and 42: %s"
+            % (tg, [(t, v) for t, v in gain if abs(t - tg) < 0.05]))
 
 
 # Times: the program's clock is converted with the frequency known when
@@ -207,9 +253,9 @@ def same_points(key, want, what):
     bad = [(a, b) for a, b in zip(got, want) if not (abs(a[0] - b[0]) < TOL and a[1] == b[1])]
     gv, wv = set(p[1] for p in got), set(p[1] for p in want)
     return c.check(False, "%s: %d points, trace %d; first differing %s; values only in "
-                   "the scope %s, only in the trace %s"
+                   "the scope %s, only in the trace %s; the scope counts %d discarded"
                    % (what, len(got), len(want), bad[:2], sorted(gv - wv)[:5],
-                      sorted(wv - gv)[:5]))
+                      sorted(wv - gv)[:5], scope.json("/api/events")["discarded"]))
 
 
 # What the scope shows of the end comes through fdrd's live trace within
@@ -241,7 +287,26 @@ c.check(len(got) == len(live_level) and all(abs(a[0] - b[0]) < TOL and a[1] == b
                                             for a, b in zip(got, live_level)),
         "replay: %d points, live %d; first %s / %s" % (len(got), len(live_level), got[:1],
                                                        live_level[:1]))
+# the tunables' values over time: a series per tunable, and the list
+rg = rep.json("/api/range?key=fdr:tunable.gain&from=0&to=1e11&width=1000")
+want_g = [(t, v) for t, n, v in tun_ev if n == "gain"]
+c.check(len(rg["t"]) == len(want_g) and all(
+    abs(a - b[0]) < TOL and v == b[1] for a, v, b in zip(rg["t"], rg["v"], want_g)),
+    "replay's fdr:tunable.gain %r, the trace's %r" % (rg, want_g))
+rtun = {t["name"]: t["value"] for t in rep.json("/api/events")["tunables"]}
+c.check(rtun == {"gain": 42, "amp": 2.5}, "replay's tunables %r" % rtun)
 rep.stop()
+
+# SIGTERM to a scope whose command still runs: the command ends too (it is
+# passed on), and the scope has waited for it (so it is gone, not a zombie
+# left to init).
+t = sc.Scope(s, ["--", prog], env={"XDG_RUNTIME_DIR": xdg})
+tpid = t.json("/api/info")["pid"]
+s.pids.add(tpid)
+c.check(t.stop() == 0, "fdr scope with a running command: SIGTERM, exit not 0")
+c.check(not os.path.exists("/proc/%d" % tpid),
+        "SIGTERM to the scope: its command (pid %d) still exists" % tpid)
+c.check(scope_traces() == [], "traces left: %s" % scope_traces())
 
 # -- 7. SIGKILL -----------------------------------------------------------------------------
 k = sc.Scope(s, ["--", prog], env={"XDG_RUNTIME_DIR": xdg})

@@ -54,7 +54,7 @@ def settled(p, total):
     return sum(x.startswith("socket:") for x in links) == 1 and (total is None or len(links) == total)
 
 
-VERSION = 2  # FDR_PROTO_VERSION (lib/proto/proto.h)
+VERSION = h.proto_version()
 
 
 def hdr(size, typ, ver=VERSION, seq=1, status=0):

@@ -138,7 +138,7 @@ bad = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 bad.bind(os.path.join(bad_dir, "fdrd.sock"))
 bad.listen(8)
 accepts = []
-PROTO = 2  # FDR_PROTO_VERSION (lib/proto/proto.h): only the unknown-version answer differs
+PROTO = h.proto_version()  # only the unknown-version answer differs
 junk = [b"\xff" * 37,                                        # garbage
         struct.pack("=IHHII", 65535, PROTO, 64, 1, 0) + b"x" * 8,  # size says more than came
         struct.pack("=IHHII", 280, 99, 64, 1, 0) + bytes(264)]  # unknown version

@@ -242,17 +242,19 @@ static void test_names(void)
     CHECK_MSG(strchr(msg, '\n') == NULL, "%s", msg);
 
     char dir[4096];
-    CHECK(fdr__proto_rundir(dir, sizeof dir, "/x/y", "/run/user/1", 1) == 4 &&
+    CHECK(fdr__proto_rundir(dir, sizeof dir, "/x/y", "/run/user/1", "/h", 1, NULL, 0) ==
+              4 &&
           strcmp(dir, "/x/y") == 0);
-    CHECK(fdr__proto_rundir(dir, sizeof dir, "", "/run/user/1", 1) > 0 &&
+    CHECK(fdr__proto_rundir(dir, sizeof dir, "", "/run/user/1", "/h", 1, NULL, 0) > 0 &&
           strcmp(dir, "/run/user/1/fdr") == 0);
-    CHECK(fdr__proto_rundir(dir, sizeof dir, NULL, NULL, 1000) > 0 &&
+    CHECK(fdr__proto_rundir(dir, sizeof dir, NULL, NULL, NULL, 1000, NULL, 0) > 0 &&
           strcmp(dir, "/tmp/fdr-1000") == 0);
     char longdir[200];
     memset(longdir, 'd', sizeof longdir - 1);
     longdir[0] = '/';
     longdir[199] = 0;
-    CHECK(fdr__proto_rundir(dir, sizeof dir, longdir, NULL, 1) == -ENAMETOOLONG);
+    CHECK(fdr__proto_rundir(dir, sizeof dir, longdir, NULL, "/h", 1, NULL, 0) ==
+          -ENAMETOOLONG);
 }
 
 int main(void)

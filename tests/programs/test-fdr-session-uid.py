@@ -36,13 +36,13 @@ import socket, struct, sys
 k = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 k.connect(sys.argv[1])
 try:
-    k.send(struct.pack("=IHHII", 16, 2, 24, 1, 0))  # STATUS, protocol version 2
+    k.send(struct.pack("=IHHII", 16, int(sys.argv[2]), 24, 1, 0))  # STATUS
     data = k.recv(65536)
     print("got %d bytes" % len(data))
 except (BrokenPipeError, ConnectionResetError) as e:
     print("got nothing: " + type(e).__name__)
 '''
-p = subprocess.Popen(NOBODY + [sys.executable, "-c", CLIENT, s.sock], env=s.env,
+p = subprocess.Popen(NOBODY + [sys.executable, "-c", CLIENT, s.sock, str(h.proto_version())], env=s.env,
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 out, err = p.communicate(timeout=120)
 c.check(p.returncode == 0, "nobody's client ran: %r" % err)

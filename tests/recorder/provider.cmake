@@ -35,7 +35,7 @@ if(FDR_SANITIZE)
 endif()
 add_test(NAME disable
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/disable/check-disable.sh ${CMAKE_C_COMPILER}
-                 ${CMAKE_CXX_COMPILER} ${PROJECT_SOURCE_DIR}/include
+                 "${CMAKE_CXX_COMPILER}" ${PROJECT_SOURCE_DIR}/include
                  $<TARGET_FILE_DIR:fdr> ${CMAKE_CURRENT_BINARY_DIR}/disable.work
                  "${_fdr_san_flags}")
 set_tests_properties(disable PROPERTIES TIMEOUT 120)

@@ -27,6 +27,7 @@ endforeach()
 #                       moments while 7 threads are inside every API that
 #                       locks; each child calls them all: none may hang
 add_executable(test-safety-fork ${_sf_src}/test-safety-fork.c)
+target_include_directories(test-safety-fork PRIVATE ${FDR_TESTS_DIR}/lib)
 target_link_libraries(test-safety-fork PRIVATE fdr Threads::Threads)
 set(_sf_fork ${CMAKE_CURRENT_BINARY_DIR}/safety-fork)
 if(FDR_SANITIZE)

@@ -40,7 +40,8 @@
 #include "common/committed.h"
 #include "common/ring.h"
 
-#define EV_SIZE 18
+/* u16 id + u32 clock low bits (fastpath.h) + two u32 fields */
+#define EV_SIZE (FDR__EVENT_HEADER_SIZE + 8)
 
 /* A failed expectation is a check.h failure (the FAIL line, then the
  * round) and ends this round's check: what follows would read garbage. */
@@ -124,17 +125,19 @@ static int check(int round, const char *map, size_t size, uint64_t counter,
                (unsigned long long)op.seq - 1);
         next++;
     }
-    uint64_t ts_prev = 0;
+    struct fdr__pkt oh;
+    memcpy(&oh, slot, sizeof oh);
+    uint64_t ts_prev = oh.ts_begin; /* the times rebuilt as a reader does */
     uint16_t id0 = 0;
     for (size_t k = 0; k < body / EV_SIZE; k++) {
         const char *e = slot + sizeof(struct fdr__pkt) + k * EV_SIZE;
         uint16_t id;
-        uint64_t ts;
-        uint32_t a, b;
+        uint32_t low, a, b;
         memcpy(&id, e, 2);
-        memcpy(&ts, e + 2, 8);
-        memcpy(&a, e + 10, 4);
-        memcpy(&b, e + 14, 4);
+        memcpy(&low, e + 2, 4);
+        memcpy(&a, e + FDR__EVENT_HEADER_SIZE, 4);
+        memcpy(&b, e + FDR__EVENT_HEADER_SIZE + 4, 4);
+        uint64_t ts = fdr__ts_full(ts_prev, low);
         if (k == 0)
             id0 = id;
         EXPECT(id == id0 && a == next && b == ~a && ts >= ts_prev,

@@ -7,9 +7,17 @@ file of the user's. disk-prog fill records 100,000 events (1.8 MB), which
 cannot all fit: fdr_flush() must return -EIO. The test then deletes the
 file and the program records 10,000 more. Afterwards babeltrace2 reads the
 trace with no error, emitted = recorded + discarded exactly, some of the
-first phase is discarded and every event of the second phase is there."""
+first phase is discarded and every event of the second phase is there.
+
+Then per stream (issue 25): disk-prog fillt, 4 threads alive to the end
+(one stream each) record 20,000 events each into the full disk, then 2,000
+more once there is room. For every stream, the discarded events
+babeltrace2 reports equal those fdr dropped (emitted - recorded), the
+first packet's too: a stream whose first packets could not be written
+starts with an empty packet saying 0 (a reader ignores the first packet's
+count)."""
 import os
-import select
+import collections
 import shutil
 import subprocess
 import sys
@@ -43,7 +51,7 @@ try:
     rest, err = p.communicate(timeout=120)
     check(p.returncode == 0, "exit status %d" % p.returncode)
     for h in helpers:
-        select.select([h], [], [], 120)
+        check(c.wait_fd(h, 120), "the drain helper ended within 120 s")
         os.close(h)
     check(rest.strip() == "flush2=0", "after space returned: %r" % rest)
     warns = [l for l in err.splitlines() if "cannot write the trace" in l]
@@ -59,6 +67,46 @@ try:
           "emitted %d != recorded %d + discarded %d" % (N1 + N2, len(t.events), t.discarded))
     check(0 < phase[1] < N1 and t.discarded > 0, "the first phase should be cut short")
     check(phase[2] == N2, "recording did not resume: %d of %d" % (phase[2], N2))
+
+    # ---- per stream, 4 threads ----
+    del t  # bt2 may hold the files: a new tmpfs, the same full disk
+    c.unmount(mnt)
+    filler = c.full_disk(mnt)
+    T, M1, M2 = 4, 20000, 2000
+    out = os.path.join(mnt, "streams")
+    env["FDR_OUTPUT"] = out
+    p = subprocess.Popen([prog, "fillt", str(T), str(M1), str(M2)], env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    line1 = p.stdout.readline().strip()
+    check(line1 == "flush1=-5", "4 threads, full disk: fdr_flush() gave %r" % line1)
+    os.unlink(filler)
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    rest, err = p.communicate(timeout=120)
+    check(p.returncode == 0 and rest.strip() == "flush2=0",
+          "4 threads: exit %d, %r" % (p.returncode, rest))
+    ok, berr = tracecheck.clean(out)
+    check(ok, "babeltrace2 (4 threads): " + berr[-500:])
+    read = collections.Counter()
+    lost = collections.Counter()
+    threads = collections.defaultdict(set)
+    for msg in tracecheck.bt2.TraceCollectionMessageIterator(out):
+        if type(msg) is tracecheck.bt2._EventMessageConst:
+            sid = msg.event.packet.stream.id
+            read[sid] += 1
+            threads[sid].add(int(msg.event.payload_field["thread"]))
+        elif type(msg) is tracecheck.bt2._DiscardedEventsMessageConst:
+            lost[msg.stream.id] += msg.count or 0
+    check(len(read) == T and all(len(v) == 1 for v in threads.values()),
+          "4 threads: one stream each expected: %s" % dict(threads))
+    for sid in sorted(read):
+        print("stream %d: read %d, babeltrace2 reports %d discarded, fdr dropped %d" %
+              (sid, read[sid], lost[sid], M1 + M2 - read[sid]))
+        check(lost[sid] == M1 + M2 - read[sid],
+              "stream %d: babeltrace2 reports %d discarded, fdr dropped %d" %
+              (sid, lost[sid], M1 + M2 - read[sid]))
+    check(sum(lost.values()) > 0, "4 threads: nothing was dropped: the disk was not full")
 finally:
     c.unmount(mnt)
 c.finish()

@@ -18,7 +18,6 @@ of the trace is written by the helper after the end. With FDR_DRAIN=off no
 helper process is started."""
 import os
 import random
-import select
 import shutil
 import signal
 import struct
@@ -69,7 +68,7 @@ def one(i, how, drain=True):
         p.send_signal(signal.SIGKILL)
     p.wait(timeout=120)
     for h in helpers:
-        select.select([h], [], [], 120)  # the helper has exited
+        check(c.wait_fd(h, 120), "the drain helper ended within 120 s")
         os.close(h)
     with open(counts, "rb") as f:
         committed = sum(struct.unpack("64Q", f.read()))

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 """test-disk-symlink.py PROG OUTDIR - paths another user prepared.
 
-Run as root (else skipped with 77). disk-prog pause prints its pid and
+First, by everyone: fdr_snapshot into a directory of our own holding a
+stream_0 symlink to a file of ours: the file is unchanged, the link still
+a link (fdr never writes through a symlink, even in its own directory).
+Then as root (else skipped with 77). disk-prog pause prints its pid and
 waits; then `nobody` (setpriv) prepares, in a shared sticky world-writable
 directory: DIR/disk-prog-<pid>/ with metadata and stream_0 symlinks (the
 FDR_OUTPUT trace directory), crash-<pid> as a symlink to a directory of
@@ -11,7 +14,8 @@ symlinks (an fdr_snapshot directory). Every symlink points at a root-owned
 0600 file. The program then execs itself (same pid) with FDR_OUTPUT and
 FDR_CRASH_DIR set to the shared directory, records, calls fdr_snapshot on
 snap/ and crashes with SIGSEGV. The root file must be unchanged, the
-snapshot refused (-EEXIST), and each refusal said in one line."""
+snapshot refused (-EPERM: snap/ is nobody's), and each refusal said in
+one line."""
 import os
 import shutil
 import signal
@@ -24,6 +28,34 @@ import fdrtest as c  # noqa: E402
 check = c.check
 
 prog = sys.argv[1]
+env = {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
+# Sanitizers would take the SIGSEGV from fdr's crash handler.
+env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
+env["TSAN_OPTIONS"] = (env.get("TSAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
+
+# A directory of our own with a symlink where fdr puts a stream file (a
+# stale link, a user's mistake; no other user needed, so run by everyone):
+# fdr never writes through it (O_EXCL | O_NOFOLLOW, common/tracedir.c).
+own = tempfile.mkdtemp(prefix="fdr-ownlink-")
+try:
+    precious = os.path.join(own, "precious")
+    with open(precious, "w") as f:
+        f.write("precious\n")
+    snap = os.path.join(own, "snap")
+    os.mkdir(snap)
+    os.symlink(precious, os.path.join(snap, "stream_0"))
+    p = subprocess.run([prog, "victim"], env=dict(env, DISK_SNAPSHOT=snap),
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == -signal.SIGSEGV, "own link: exit status %d, expected SIGSEGV (%s)"
+          % (p.returncode, p.stderr[-300:]))
+    with open(precious, "rb") as f:
+        got = f.read()
+    check(got == b"precious\n" and os.path.islink(os.path.join(snap, "stream_0")),
+          "own link: fdr_snapshot wrote through the stream_0 symlink (%d bytes now) (%s %s)"
+          % (len(got), p.stdout.strip(), p.stderr.strip()[-300:]))
+finally:
+    shutil.rmtree(own, ignore_errors=True)
+
 if os.geteuid() != 0 or not shutil.which("setpriv"):
     print("skipped: needs root and setpriv")
     sys.exit(77)
@@ -35,10 +67,6 @@ try:
     with open(secret, "w") as f:
         f.write("root's secret\n")
     os.chmod(secret, 0o600)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
-    # Sanitizers would take the SIGSEGV from fdr's crash handler.
-    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
-    env["TSAN_OPTIONS"] = (env.get("TSAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
     env.update(DISK_OUTPUT=shared, DISK_CRASH_DIR=shared,
                DISK_SNAPSHOT=os.path.join(shared, "snap"))
     p = subprocess.Popen([prog, "pause"], env=env, stdin=subprocess.PIPE,
@@ -64,7 +92,9 @@ ln -s '{secret}' snap/stream_0
         check(f.read() == b"root's secret\n", "the root file was written through a symlink")
     st = os.stat(secret)
     check(st.st_uid == 0 and st.st_mode & 0o777 == 0o600, "the root file changed mode")
-    check("snapshot=-17" in out, "fdr_snapshot into prepared symlinks: %r" % out)
+    # snap/ itself is nobody's, in a directory others can write: refused
+    # before any file in it is looked at (-EPERM, common/pathwalk.c)
+    check("snapshot=-1\n" in out, "fdr_snapshot into nobody's directory: %r" % out)
     lines = err.splitlines()
     one = [l for l in lines if "FDR_OUTPUT" in l]
     # The directory itself is refused (it is nobody's), not only the

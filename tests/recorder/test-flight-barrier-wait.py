@@ -8,8 +8,9 @@ signal handler until the controller has passed its deadline and counted a
 retry (fdr__section_barrier_retries; see the program's head comment): the
 wait-past-deadline path, taken on every machine, without depending on its
 speed. Checks: fdr_snapshot returned 0, the writer was held once and at
-least one retry was counted, and the snapshot reads cleanly with every
-event of both writers (wait:held and wait:free, i = 0..999 each, in order).
+least one retry was counted, and the snapshot reads cleanly with the
+newest events of both writers (wait:held and wait:free, up to i = 999 each,
+in order: a ring starts small, so the oldest may have been overwritten).
 """
 import os
 import shutil
@@ -36,9 +37,14 @@ c.check(rc == 0, "fdr_snapshot returned %d, not 0, for a writer that answered la
 if rc == 0:
     c.clean(snap, overwritten=True)
     t = c.read(snap, overwritten=True)
+    # Each writer's newest events, in order, up to its last (999): a
+    # thread starts with the smallest ring and grows when it can
+    # (docs/environment.md, FDR_MEMORY), so the oldest may be overwritten,
+    # counted; the last ones, the barrier's business, never are.
     for ev in ("wait:held", "wait:free"):
         got = [e.fields["i"] for e in t.events if e.name == ev]
-        c.check(got == list(range(N)), "%s: i = 0..%d in order (%d events: %s...)"
+        c.check(len(got) >= 100 and got == list(range(N - len(got), N)),
+                "%s: the newest i up to %d in order, at least 100 (%d events: %s...)"
                 % (ev, N - 1, len(got), got[:5]))
     c.check(t.discarded == 0, "no event discarded (%d)" % t.discarded)
 c.finish()

@@ -26,7 +26,7 @@ check = fdrtest.check
 shutil.rmtree(OUT, ignore_errors=True)
 e = dict(os.environ)
 e.update(FDR_OUTPUT=OUT, FDR_MODE="discard", FDR_BUFFER_SIZE="16M")
-p = subprocess.run([PROG, "1"], env=e, capture_output=True, text=True, timeout=60)
+p = subprocess.run([PROG, "1"], env=e, capture_output=True, text=True, timeout=120)
 check(p.returncode == 0, "exit %d %s" % (p.returncode, p.stderr))
 main_n, sig_n = map(int, p.stdout.split()[1:3])
 ok, err = tracecheck.clean(OUT)

@@ -42,6 +42,7 @@
 
 #include <fdr/fdr.h>
 
+#include "check.h"
 #include "recorder/section.h"
 #include "recorder/writer.h"
 
@@ -133,6 +134,16 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static int writers(void)
+{
+    int n = 0;
+    pthread_mutex_lock(&fdr__writers_lock);
+    for (struct fdr__writer *w = fdr__writers; w; w = w->next)
+        n++;
+    pthread_mutex_unlock(&fdr__writers_lock);
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 4 ||
@@ -152,17 +163,7 @@ int main(int argc, char **argv)
         }
     for (int i = 0; i < WRITERS; i++)
         pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i);
-    /* wait until both writers exist */
-    for (;;) {
-        int n = 0;
-        pthread_mutex_lock(&fdr__writers_lock);
-        for (struct fdr__writer *w = fdr__writers; w; w = w->next)
-            n++;
-        pthread_mutex_unlock(&fdr__writers_lock);
-        if (n >= WRITERS)
-            break;
-        sched_yield();
-    }
+    WAIT_UNTIL(writers() >= WRITERS, "%d writers, %d exist", WRITERS, writers());
     uint64_t t0 = now_ns();
     long violations = 0, quiesce_failed = 0, cycle;
     for (cycle = 0; cycle < cycles; cycle++) {

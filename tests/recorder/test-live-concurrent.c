@@ -73,8 +73,9 @@ static void *setter(void *arg)
         CHECK_MSG(fdr_record_set(rspec[(k + 3 * i) % 4]) == 0, "fdr_record_set");
     }
     /* Final round, in the order k = 0, 1, 2, 3: thread k sets spec k. */
-    while (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) != k)
-        sched_yield();
+    WAIT_UNTIL(__atomic_load_n(&turn, __ATOMIC_ACQUIRE) == k,
+               "setter %d's turn (setter %d has not set its spec)", k,
+               __atomic_load_n(&turn, __ATOMIC_ACQUIRE));
     fdr_trace_set(tspec[k]);
     fdr_record_set(rspec[(k + 1) % 4]);
     __atomic_store_n(&turn, k + 1, __ATOMIC_RELEASE);

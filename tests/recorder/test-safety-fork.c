@@ -31,6 +31,8 @@
 
 #include <fdr/fdr.h>
 
+#include "check.h"
+
 static const char *dir;
 static int stop;    /* atomic */
 static int started; /* atomic: hammers past their first call */
@@ -151,8 +153,9 @@ int main(int argc, char **argv)
     /* Forks start once every thread is inside its loop: children forked
      * while threads are still being created test the C library's thread
      * start, not fdr. */
-    while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < 7)
-        usleep(1000);
+    WAIT_UNTIL(__atomic_load_n(&started, __ATOMIC_ACQUIRE) >= 7,
+               "7 threads in their loop, %d",
+               __atomic_load_n(&started, __ATOMIC_ACQUIRE));
     srand((unsigned)getpid());
     int hung = 0, failed = 0;
     for (int c = 0; c < children; c++) {

@@ -264,6 +264,19 @@ export class Session {
   }
 }
 
+// The page of a live `fdr scope` sc in a new browser, with the window "all"
+// (what the page holds, not the last seconds of a run whose length is the
+// machine's); the watched program's pid noted. {info, browser, page,
+// errors, charts()}.
+export async function livePage(s, sc) {
+  const info = await getJSON(sc, "/api/info");
+  s.note(info.pid);
+  const browser = await s.browser();
+  const {page, errors} = await s.page(browser, sc.url);
+  await page.selectOption("#window", "0");
+  return {info, browser, page, errors, charts: () => page.evaluate(() => window.fdrScope.charts())};
+}
+
 // The events of a trace directory (FDR_OUTPUT), read by bt2: objects with
 // name, ts_ns (BigInt, ns since the epoch), tid, fields.
 export function readTrace(dir) {
@@ -279,6 +292,50 @@ export function readTrace(dir) {
       e.fields.mono = BigInt(e.fields.mono);
     return e;
   });
+}
+
+// The time `fdr scope` gives an event of trace dir (read by readTrace):
+// seconds since the epoch as a double, computed from the raw clock value
+// and the process's clock (its metadata's freq, offset_s and offset) and
+// rounded as programs/fdr/scope/series.c's seconds() rounds, so that a test
+// compares the page's times with the trace's exactly. (At 1.8e9 s a double
+// steps by 238 ns: distinct events a few ns apart get the same time, and
+// Number(ts_ns) / 1e9 is another double for about a quarter of them.)
+export function scopeTime(dir) {
+  const clocks = new Map();
+  const dirs = fs.existsSync(path.join(dir, "metadata")) ? [dir]
+    : fs.readdirSync(dir).map((d) => path.join(dir, d)).filter((d) => fs.existsSync(path.join(d, "metadata")));
+  for (const d of dirs) {
+    const meta = fs.readFileSync(path.join(d, "metadata"), "latin1");
+    const clock = meta.slice(meta.indexOf("clock {"));
+    const num = (re) => {
+      const m = re.exec(clock);
+      check(m, `${d}/metadata: no ${re.source} in its clock`);
+      return BigInt(m[1]);
+    };
+    const pid = /\bvpid = (\d+);/.exec(meta);
+    check(pid, `${d}/metadata: no vpid in its env`);
+    clocks.set(Number(pid[1]), {freq: num(/\tfreq = (\d+);/), offS: num(/\toffset_s = (-?\d+);/),
+                                off: num(/\toffset = (\d+);/)});
+  }
+  return (e) => {
+    const k = clocks.get(e.pid);
+    check(k, `no clock for the event of pid ${e.pid} in ${dir}`);
+    const v = BigInt(e.cycles) + k.off, q = v / k.freq;
+    // (double)offset_s + (double)q + (double)(v - q * freq) / freq
+    return Number(k.offS) + Number(q) + Number(v - q * k.freq) / Number(k.freq);
+  };
+}
+
+// A multiset of points [t, v] (a Map from "t v" to a count): two events
+// of a trace can have the same time and value.
+export function pointCounts(points) {
+  const m = new Map();
+  for (const [t, v] of points) {
+    const k = t + " " + v;
+    m.set(k, (m.get(k) || 0) + 1);
+  }
+  return m;
 }
 
 export async function getJSON(sc, p) {

@@ -5,16 +5,23 @@
 //     (one chart, two series; wave's own chart is gone, its plot box stays
 //     ticked);
 //   - "per thread" turns the chart into one series per thread and field
-//     (key field@TID), for the program's two threads;
+//     (key field@TID), for the program's two threads, each named by its
+//     thread's name (scope-prog, worker-1) with its tid on hover, the
+//     axes labelled with their fields; a field NAME__UNIT is labelled
+//     "NAME (UNIT)";
 //   - once the program has ended, each per-thread series ends with that
 //     thread's last 10 events in the program's trace (bt2), and the merged
 //     series (back to merged) with the last 10 of both threads;
+//   - the tail, filtered to scope:gain: its lines in time order, both
+//     threads there (not packets of one thread, then of the other);
 //   - the tunables offset (a number box) and amp (a double slider) reach
-//     the program (its scope:wave); the event filter; the 1 s window;
+//     the program (its scope:wave); a change the program took keeps
+//     showing when states of before come late (staleState); the event
+//     filter; the 1 s window;
 //   - removing a field from the chart (its × in the statistics) and closing
 //     the chart untick the plot boxes; no console error.
 import path from "node:path";
-import {A, Session, check, log, waitFor, readTrace, getJSON, pidAlive, main} from "./lib.mjs";
+import {A, Session, check, log, waitFor, sleep, readTrace, getJSON, pidAlive, livePage, main} from "./lib.mjs";
 
 const LEVEL = "scope:level.value";
 const WAVE = "scope:wave.x";
@@ -28,11 +35,12 @@ function same(page, trace, what) {
           `(${Number(trace[i][0]) / 1e9}, ${trace[i][1]}) in the trace`);
 }
 
-// Waits until the page's last N points of key are the trace's (the
+// Waits until the chart's last N points of key are the trace's (the
 // history of a stream opened again arrives in a few messages), then checks
-// them; on failure prints both ends.
+// them; on failure prints the chart's, the page's store's and the trace's.
 async function settle(page, key, trace, what) {
   const get = () => page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [key, N]);
+  const pts = (p) => p.map(([t, v]) => `${t.toFixed(6)}=${v}`).join(" ");
   try {
     await waitFor(async () => {
       try {
@@ -41,12 +49,66 @@ async function settle(page, key, trace, what) {
       } catch (e) {
         return false;
       }
-    }, what + ": the trace's last points", 30000);
+    }, what + ": the trace's last points");
   } catch (e) {
-    console.error("page:  " + (await get()).map(([t, v]) => `${t.toFixed(6)}=${v}`).join(" "));
+    console.error("chart: " + pts(await get()));
+    console.error("held:  " + pts(await page.evaluate(([k, n]) => window.fdrScope.held(k, n), [key, N])));
     console.error("trace: " + trace.map(([t, v]) => `${(Number(t) / 1e9).toFixed(6)}=${v}`).join(" "));
   }
   same(await get(), trace, what);
+}
+
+// A state of before a change, late: the program took amp=3 and printing
+// scope:note, but the states a page gets say amp 10 and not printed (its
+// stream is one of the test's: a hello and the state of before, again and
+// again, the stream reopened every 50 ms). Past the page's old guard
+// (1.5 s after the answer) and two such states later, the page still shows
+// what the program took (before, it went back to 10 and unticked).
+// Tried up to three times, in case the machine took the page's whole wait
+// (10 s) to get there.
+async function staleState(s, browser, sc) {
+  const {page, ctx, errors} = await s.page(browser, sc.url);
+  await waitFor(() => page.evaluate(() => window.fdrScope.ready), "the stale page's first points");
+  const stale = await getJSON(sc, "/api/events");
+  const was = stale.tunables.find((t) => t.name === "amp").value;
+  check(!stale.events.find((e) => e.id === "scope:note").printed, "scope:note printed already");
+  await page.route("**/api/stream?*", (route) => route.fulfill({
+    status: 200, headers: {"Content-Type": "text/event-stream", "Cache-Control": "no-store"},
+    body: "retry: 50\n\nevent: hello\ndata: {}\n\nevent: state\ndata: " + JSON.stringify(stale) + "\n\n"}));
+  const hellos = () => page.evaluate(() => window.fdrScope.hellos);
+  const h0 = await hellos();
+  await page.fill("#tail-filter", "scope:gain");       // the stream reopens, now the test's
+  await waitFor(async () => (await hellos()) > h0, "the test's stream");
+  const num = page.locator('[data-tunable="amp"] input[type=number]');
+  const prn = page.locator('input[data-what="printed"][data-event="scope:note"]');
+  for (let attempt = 1; ; attempt++) {
+    const want = attempt + 2;                          // 3, 4, 5: never amp's value of before
+    const t0 = Date.now();
+    await num.fill(String(want));
+    await num.press("Enter");
+    if (attempt === 1)
+      await prn.check();
+    await waitFor(async () => {
+      const st = await getJSON(sc, "/api/events");
+      return st.tunables.find((t) => t.name === "amp").value === want &&
+             st.events.find((e) => e.id === "scope:note").printed;
+    }, `the program's amp at ${want}, scope:note printed`);
+    await sleep(1600);
+    const h = await hellos();
+    await waitFor(async () => (await hellos()) >= h + 2, "two more stale states");
+    const shown = [Number(await num.inputValue()), await prn.isChecked()];
+    if (Date.now() - t0 > 9000 && attempt < 3) {
+      log(`stale state: ${Date.now() - t0} ms after the change (the page waits 10 s): again`);
+      continue;
+    }
+    check(shown[0] === want && shown[1],
+          `the program took amp ${want} and printing scope:note; after late states of before (amp ${was}, ` +
+          `not printed) the page shows amp ${shown[0]}, print ${shown[1] ? "on" : "off"}`);
+    log(`stale state: the page keeps amp ${want} and scope:note printed after late states of before`);
+    break;
+  }
+  check(!errors.length, "console errors (stale page): " + errors.join("; "));
+  await ctx.close();
 }
 
 main("scope-charts", async () => {
@@ -59,11 +121,10 @@ main("scope-charts", async () => {
   // event per thread and 1 ms slice at most, kept exactly
   const sc = await s.scope(["--window", "2", "--", A.prog, "--threads", "2", "--period-us", "10000",
                             "--level-max", "300"], {FDR_OUTPUT: out});
-  const info = await getJSON(sc, "/api/info");
-  s.note(info.pid);
-  const browser = await s.browser();
-  const {page, errors} = await s.page(browser, sc.url);
-  const charts = () => page.evaluate(() => window.fdrScope.charts());
+  // the window "all": scope:level stops after 300 loops while the test
+  // goes on for as long as the machine takes, so a window of seconds would
+  // soon show none of it
+  const {info, browser, page, errors, charts} = await livePage(s, sc);
   const lb = page.locator(`input[data-field="${LEVEL}"]`);
   await lb.waitFor();
   if (!(await lb.isChecked()))
@@ -101,6 +162,37 @@ main("scope-charts", async () => {
   await levelChart.screenshot({path: shot});
   console.log("screenshot: " + shot);
   const tids = keys.filter((k) => k.startsWith(LEVEL + "@")).map((k) => Number(k.split("@")[1]));
+  // names: per thread by the thread's name (scope-prog's main thread and
+  // worker-1), the tid on hover; the axes say their fields
+  await waitFor(async () => {
+    const c = (await charts()).find((x) => x.fields.includes(LEVEL));
+    const names = c.labels.map(([text]) => text).sort().join("|");
+    return names === [LEVEL, WAVE].flatMap((f) => [f + " @ scope-prog", f + " @ worker-1"]).sort().join("|") &&
+      c.labels.every(([, title]) => tids.some((t) => title.endsWith(", tid " + t))) &&
+      JSON.stringify(c.axes) === JSON.stringify([LEVEL, WAVE]);
+  }, "series named by thread name (tid on hover), axes by field");
+  log("per thread: series named by thread, axes by field");
+
+  // the tail in time order across the two threads: scope:gain only (the
+  // page's filter box), lines sorted by their time, both threads there
+  // (before: whole packets of one thread, then of the other, out of order)
+  await page.fill("#tail-filter", "scope:gain");
+  const tailOk = await waitFor(async () => {
+    const lines = await page.evaluate(() => window.fdrScope.tail());
+    if (lines.length < 60 || !lines.every((l) => / scope:gain value=\d+$/.test(l)))
+      return null;
+    return lines;
+  }, "60 lines of scope:gain in the tail");
+  const times = tailOk.map((l) => parseFloat(l));
+  for (let i = 1; i < times.length; i++)
+    check(times[i] >= times[i - 1], `the tail's line ${i} is older than the one before: ${tailOk[i - 1]} / ${tailOk[i]}`);
+  const threads = tailOk.map((l) => /\[(\d+)/.exec(l)[1]);
+  let turns = 0;
+  for (let i = 1; i < threads.length; i++)
+    turns += threads[i] !== threads[i - 1];
+  // (how often they take turns is the scheduler's: only both are there)
+  check(new Set(threads).size === 2, `the tail shows ${new Set(threads).size} threads`);
+  log(`tail: ${tailOk.length} lines in time order, the two threads taking turns ${turns} times`);
 
   // the other tunables: offset (no range: a number box) and amp (a double
   // range: a slider of 1,000 steps, End = its max); the program's wave
@@ -122,6 +214,7 @@ main("scope-charts", async () => {
            Math.max(...p.map(([, v]) => v)) - Math.min(...p.map(([, v]) => v)) > 10;
   }, waveKey), "wave between 90 and 110, swinging by more than 10 (offset 100, amp 10)");
   log("tunables: offset 100 (number box), amp 10 (slider, End): the program's wave follows");
+  await staleState(s, browser, sc);
 
   // the event filter, the 1 s window
   await page.locator("#event-filter").fill("wav");
@@ -133,7 +226,7 @@ main("scope-charts", async () => {
     const c = (await charts()).find((x) => x.fields.includes(LEVEL));
     return Math.abs(c.xmax - c.xmin - 1) < 1e-6;
   }, "a 1 s window");
-  await page.selectOption("#window", "10");
+  await page.selectOption("#window", "0");
 
   // the program ends; the per-thread series end with each thread's events
   process.kill(info.pid, "SIGTERM");
@@ -153,6 +246,14 @@ main("scope-charts", async () => {
   const last = events.slice(-N).map((e) => [e.ts_ns, e.fields.value]);
   await settle(page, LEVEL, last, "merged");
   log(`merged: the last ${N} events of both threads`);
+
+  // a field with a unit
+  const TEMP = "scope:temp.t__degC";
+  await page.locator(`input[data-field="${TEMP}"]`).check();
+  await waitFor(async () => {
+    const c = (await charts()).find((x) => x.fields.includes(TEMP));
+    return c && c.points > 0 && c.axes[0] === "scope:temp.t (degC)" && c.labels[0][0] === "scope:temp.t (degC)";
+  }, "scope:temp.t__degC labelled scope:temp.t (degC)");
 
   // remove wave from the chart, then close the chart
   await levelChart.locator(`tr[data-series="${WAVE}"] button`).click();

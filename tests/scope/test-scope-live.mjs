@@ -6,9 +6,15 @@
 //     sideways scrolling; a screenshot of each kept in the work directory);
 //   - the chart of scope:level.value ends with exactly the program's last
 //     20 scope:level events (time and value);
+//   - the page's cap on the points it keeps (the phone page's URL has
+//     points=200, scope:level has 600): its chart's title says the oldest
+//     were dropped (the desk page's, which keeps them all, does not), and
+//     it holds exactly the program's last 160 to 200 scope:level events;
 //   - moving the gain slider with the mouse sends at most one request per
 //     100 ms and the final value; the program then reads that value (its
 //     scope:gain events);
+//   - once the program ended, an api/info answer of before (running),
+//     held back until then, leaves the controls disabled;
 //   - switching scope:tick's "recorded" off in the page: the program's
 //     last scope:tick is at most 200 ms after the control request's answer,
 //     on CLOCK_MONOTONIC (tick's mono field, node's hrtime), while its other
@@ -18,7 +24,16 @@
 //   - the stream cut (a TCP relay): "disconnected", then reconnected;
 //   - zoom (drag), pan (button, shift+wheel), double-click reset, the
 //     min/max/mean of the view, CSV and PNG downloads;
-//   - replay: `fdr scope DIR` of that trace ends with the same points.
+//   - controls recorded: the program's trace holds an fdr:tunable event
+//     (name gain) for each value the slider sent, in order, the program's
+//     gain reads the old value before the last one and the new after it;
+//     an fdr:switch (scope:tick, record, off) between the click and the
+//     answer (+200 ms) on CLOCK_MONOTONIC, then one for scope:note's print;
+//   - replay: the page's first chart is the busiest numeric field (not
+//     fdr:switch's, the first by name);
+//     `fdr scope DIR` of that trace ends with the same points,
+//     and shows gain's values over time (the chart of fdr:tunable.gain is
+//     the trace's fdr:tunable events) and gain's last value, read only.
 // The scope runs with --window 2: slices of 2/2048 s, so that the program's
 // events (10 ms apart, never closer than 5 ms) are each kept exactly
 // (docs/scope.md: what a chart shows).
@@ -35,6 +50,9 @@ const N = 20;
 // points than the chart's width in pixels, so that the history a replay
 // sends in one message is not thinned however long the test runs
 const LEVEL_MAX = 600;
+// the phone page's cap on the points it keeps per series: scope:level's
+// 600 points pass it
+const PHONE_POINTS = 200;
 
 function chartLocator(page, field) {
   return page.locator(".chart", {has: page.locator(".chart-title", {hasText: field})});
@@ -54,11 +72,16 @@ function lastEvents(events, name, n) {
 // clock with the frequency known so far, the trace's metadata has the one
 // calibrated at its end (docs/trace-format.md, Clock): 2 to 40 us apart
 // after seconds here (printed). One thread's events are at least 5 ms
-// apart: no other event is that close.
+// apart: no other event is that close, and no two share a time (a double
+// of ~1.8e9 s steps by 238 ns), so the page's times rise strictly (unlike
+// scope-replay's square wave, whose events are ns apart).
 const TIME_TOLERANCE_NS = 1000000;
 function samePoints(page, trace, what) {
   check(page.length === trace.length, `${what}: ${page.length} points on the page, ${trace.length} in the trace`);
   let worst = 0;
+  for (let i = 1; i < page.length; i++)
+    check(page[i][0] > page[i - 1][0], `${what}: points ${i - 1} and ${i} on the page are ` +
+          `(${page[i - 1]}) and (${page[i]}): held twice, or out of order`);
   for (let i = 0; i < page.length; i++) {
     const dt = Math.abs(page[i][0] * 1e9 - Number(trace[i][0]));
     worst = Math.max(worst, dt);
@@ -91,6 +114,10 @@ main("scope-live", async () => {
   const page = desk.page;
   await waitFor(() => page.evaluate(() => window.fdrScope && window.fdrScope.ready), "first points drawn");
   log("page ready");
+  // the window "all": scope:level stops after LEVEL_MAX loops while the
+  // test goes on for as long as the machine takes (the other events go
+  // on), so a window of seconds would soon show none of it
+  await page.selectOption("#window", "0");
 
   // the event list: scope:level with its numeric field; plot it
   const box = page.locator(`input[data-field="${LEVEL}"]`);
@@ -104,9 +131,13 @@ main("scope-live", async () => {
   await waitFor(() => page.locator(`input[data-what="recorded"][data-event="scope:tick"]`).isChecked(),
                 "scope:tick shows as recorded");
 
-  // a phone-sized window too
-  const phone = await s.page(browser, sc.url, {width: 390, height: 844});
+  // a phone-sized window too, which keeps at most PHONE_POINTS points per
+  // series (its URL's points=), with a chart of scope:level
+  const phone = await s.page(browser, sc.url + "&points=" + PHONE_POINTS, {width: 390, height: 844});
   await waitFor(() => phone.page.evaluate(() => window.fdrScope && window.fdrScope.ready), "phone page ready");
+  const pbox = phone.page.locator(`input[data-field="${LEVEL}"]`);
+  if (!(await pbox.isChecked()))
+    await pbox.check();
 
   // ---- the slider: drag gain from 5 towards 42 with the mouse
   const gainPlot = await chartInfo(page, GAIN);
@@ -117,11 +148,37 @@ main("scope-live", async () => {
   const sb = await slider.boundingBox();
   const posOf = (v) => sb.x + 8 + (sb.width - 16) * v / 100;   // thumb travel (16 px thumb)
   const sent = [];
+  let inFlight = 0, maxInFlight = 0;
+  const isControl = (r) => r.url().includes("/api/control") && r.method() === "POST";
   const onReq = (r) => {
-    if (r.url().includes("/api/control") && r.method() === "POST")
-      sent.push({at: Date.now(), body: r.postData()});
+    if (!isControl(r))
+      return;
+    sent.push({at: Date.now(), body: r.postData()});
+    maxInFlight = Math.max(maxInFlight, ++inFlight);
   };
+  const onDone = (r) => {
+    if (isControl(r))
+      inFlight--;
+  };
+  // Each answer held back 250 ms (more than the 100 ms between two
+  // requests of a drag), so that a page that sends the next before the
+  // last one's answer has two on the wire, whatever the machine's speed.
+  const ctl = (u) => u.pathname === "/api/control";
+  const slow = async (route) => {
+    await new Promise((r) => setTimeout(r, 250));
+    await route.continue().catch(() => {}); // unrouted meanwhile: it went on without us
+  };
+  await page.route(ctl, slow);
+  // every tunable value the page sends, to the end (the change event's
+  // final value may follow the drag's same last value once it is answered)
+  const tunableSent = [];
+  page.on("request", (r) => {
+    if (isControl(r) && (r.postData() || "").includes("what=tunable"))
+      tunableSent.push(r.postData());
+  });
   page.on("request", onReq);
+  page.on("requestfinished", onDone);
+  page.on("requestfailed", onDone);
   const y = sb.y + sb.height / 2;
   const dragStart = Date.now();
   await page.mouse.move(posOf(5), y);
@@ -135,6 +192,11 @@ main("scope-live", async () => {
   await waitFor(() => sent.length && sent[sent.length - 1].body.includes("value=" + want) && sent,
                 "the final slider value sent", 30000);
   page.off("request", onReq);
+  page.off("requestfinished", onDone);
+  page.off("requestfailed", onDone);
+  await page.unroute(ctl, slow);
+  // one at a time: requests in parallel could be applied out of order
+  check(maxInFlight === 1, `${maxInFlight} tunable requests in flight at once`);
   const gainReqs = sent.filter((r) => r.body.includes("what=tunable"));
   check(gainReqs.length >= 2, `${gainReqs.length} tunable requests while dragging`);
   check(gainReqs.length <= dragMs / 100 + 3,
@@ -148,8 +210,10 @@ main("scope-live", async () => {
   log("the program reads gain =", want);
 
   // screenshots (the program running, its charts moving)
-  await waitFor(async () => ((await chartInfo(phone.page, LEVEL)) || {}).points >= 10 ||
-                             ((await chartInfo(phone.page, GAIN)) || {}).points >= 10, "points on the phone page");
+  // (the phone's first chart is the busiest field's: level, tick, gain and
+  // wave go at one rate, so any of them)
+  await waitFor(async () => ((await phone.page.evaluate(() => window.fdrScope.charts()))[0] || {}).points >= 10,
+                "points on the phone page");
   const shotDesk = path.join(s.work, "scope-1280x800.png");
   const shotPhone = path.join(s.work, "scope-390x844.png");
   await page.screenshot({path: shotDesk});
@@ -209,10 +273,13 @@ main("scope-live", async () => {
     c.resetAndDestroy();
   await waitFor(async () => /^disconnected/.test(await relayed.page.locator("#conn").textContent()),
                 "the page says disconnected");
-  const tCut = await relayed.page.evaluate((k) => window.fdrScope.lastPoints(k, 1)[0][0], GAIN);
+  // the first chart is the busiest field's (scope:level, tick, gain and wave
+  // go at one rate): whichever it is
+  const FIRST = await relayed.page.evaluate(() => window.fdrScope.charts()[0].keys[0]);
+  const tCut = await relayed.page.evaluate((k) => window.fdrScope.lastPoints(k, 1)[0][0], FIRST);
   cut = false;
   await waitFor(async () => (await relayed.page.locator("#conn").textContent()) === "connected", "the page reconnects");
-  await waitFor(() => relayed.page.evaluate(([k, t]) => window.fdrScope.lastPoints(k, 1)[0][0] > t + 0.3, [GAIN, tCut]),
+  await waitFor(() => relayed.page.evaluate(([k, t]) => window.fdrScope.lastPoints(k, 1)[0][0] > t + 0.3, [FIRST, tCut]),
                 "the relayed chart moves on after the reconnection");
   // while cut, the browser reports the failed stream connections; nothing else
   const other = relayed.errors.filter((e) => !/ERR_(CONNECTION|EMPTY_RESPONSE|NETWORK)|api\/(stream|info)/.test(e));
@@ -232,7 +299,10 @@ main("scope-live", async () => {
     const lines = (await page.locator("#tail").textContent()).split("\n").filter(Boolean);
     return lines.length >= 5 && lines.every((l) => / scope:gain value=\d+$/.test(l));
   }, "tail lines of scope:gain only");
-  check((await page.locator("#tail-msg").textContent()) === "", "the tail's error cleared");
+  // (the line may say the tail is a sample: a busy moment of the reader)
+  const tailMsg = await page.locator("#tail-msg").textContent();
+  check(!/unterminated/.test(tailMsg) && !(await page.locator("#tail-msg.bad").count()),
+        "the tail's error cleared: " + tailMsg);
   log("tail: bad pattern reported, filter applied");
 
   // ---- the print switch: the program prints scope:note live (on its
@@ -246,10 +316,39 @@ main("scope-live", async () => {
   log("print switch: the program prints scope:note");
 
   // ---- the program ends (SIGTERM: its trace is written whole)
+  // One of the page's api/info polls is answered while the program runs
+  // and that answer held back (page.route) until the page showed the end:
+  // a late answer that says running changes nothing.
+  let heldInfo = null;
+  await page.route("**/api/info?*", async (route) => {
+    if (heldInfo)
+      return route.continue();
+    heldInfo = {route: null};
+    heldInfo.resp = await route.fetch();
+    heldInfo.route = route;
+  });
+  await waitFor(() => heldInfo && heldInfo.route, "a poll of api/info answered (held back)");
+  check((await heldInfo.resp.json()).running, "the held api/info answer says running");
   process.kill(info.pid, "SIGTERM");
   await waitFor(() => !pidAlive(info.pid), "scope-prog ends");
   await waitFor(async () => !(await getJSON(sc, "/api/info")).running, "api/info: not running");
   await waitFor(async () => (await page.locator("#running").textContent()) === "ended", "the header says ended");
+  // no control of a program that is gone: every switch and tunable disabled, with a line
+  await waitFor(async () => (await page.locator("#events-note").textContent()).includes("has ended"),
+                "the line saying the program has ended");
+  const enabled = await page.evaluate(() =>
+    [...document.querySelectorAll("#events input[data-what], #tunables input")].filter((e) => !e.disabled).length);
+  check(enabled === 0, `${enabled} switches or tunables still enabled once the program ended`);
+  const answers = await page.evaluate(() => window.fdrScope.infoAnswers);
+  await heldInfo.route.fulfill({response: heldInfo.resp});
+  await waitFor(async () => (await page.evaluate(() => window.fdrScope.infoAnswers)) > answers,
+                "the late api/info answer handled");
+  const late = await page.evaluate(() =>
+    [...document.querySelectorAll("#events input[data-what], #tunables input")].filter((e) => !e.disabled).length);
+  const run = await page.locator("#running").textContent();
+  check(late === 0 && run === "ended",
+        `a late api/info answer (running): the header says ${run}, ${late} switches or tunables enabled`);
+  await page.unroute("**/api/info?*");
   const events = readTrace(out);
   log(`trace: ${events.length} events`);
 
@@ -265,10 +364,17 @@ main("scope-live", async () => {
   check(afterAnswer <= 200, `the program recorded scope:tick ${afterAnswer} ms after the switch's answer (limit 200 ms)`);
   // the same on the trace clock: its offset from CLOCK_MONOTONIC (from the
   // ticks, which carry both) places the other events; scope:level went on
-  const offs = ticks.map((e) => e.ts_ns - e.fields.mono).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const off = offs[offs.length >> 1];
-  const spread = Number(offs[offs.length - 1] - offs[0]) / 1e6;
-  check(spread < 50, `trace clock - CLOCK_MONOTONIC varies by ${spread} ms over the ticks`);
+  // (a tick's time is taken after its mono field: a thread preempted in
+  // between only makes the difference larger, by as long as the machine
+  // kept it off a CPU. So the two clocks are compared by the smallest
+  // difference of the first and of the last third of the ticks: the same
+  // within 1 ms when they run at the same rate, whatever the load)
+  const diffs = ticks.map((e) => e.ts_ns - e.fields.mono);
+  const minOf = (a) => a.reduce((x, y) => (y < x ? y : x));
+  const third = Math.max(1, Math.floor(diffs.length / 3));
+  const drift = Number(minOf(diffs.slice(-third)) - minOf(diffs.slice(0, third))) / 1e6;
+  check(Math.abs(drift) < 1, `trace clock - CLOCK_MONOTONIC drifts by ${drift} ms over the ticks`);
+  const off = minOf(diffs);
   const lateGains = events.filter((e) => e.name === "scope:gain" && e.ts_ns - off > t1 + 400000000n).length;
   check(lateGains >= 20, `${lateGains} scope:gain events 0.4 s after the switch`);
   const lateTicks = events.filter((e) => e.name === "scope:tick" && e.ts_ns - off > t1 + 200000000n).length;
@@ -279,28 +385,93 @@ main("scope-live", async () => {
   check(gains[0] === 5, "gain starts at its default 5, not " + gains[0]);
   check(gains[gains.length - 1] === want, `the program's last gain is ${gains[gains.length - 1]}, the slider ${want}`);
 
+  // ---- the controls, recorded in the program's trace (fdr's own events)
+  const own = events.filter((e) => e.name.startsWith("fdr:"));
+  const tunEv = own.filter((e) => e.name === "fdr:tunable");
+  const sentValues = tunableSent.map((b) => Number(new URLSearchParams(b).get("value")));
+  // the final value may be sent twice (the last move, then the release:
+  // the second once the first is answered, which may be after the test
+  // stopped listening): a value set again is the same change
+  const once = (a) => a.filter((x, i) => i === 0 || JSON.stringify(x) !== JSON.stringify(a[i - 1]));
+  check(JSON.stringify(once(tunEv.map((e) => [e.fields.name, e.fields.value]))) ===
+        JSON.stringify(once(sentValues.map((v) => ["gain", v]))),
+        `fdr:tunable events ${JSON.stringify(tunEv.map((e) => e.fields))}, the slider sent ${sentValues}`);
+  // the program's gain around the change to the final value (the page may
+  // send it twice: the last move, then the release): the value before,
+  // then the new one (but one read in flight either side of the change)
+  let k = tunEv.length - 1;
+  while (k > 0 && tunEv[k - 1].fields.value === want)
+    k--;
+  const tWant = tunEv[k].ts_ns;
+  const prev = k > 0 ? tunEv[k - 1].fields.value : 5;
+  const gainEv = events.filter((e) => e.name === "scope:gain");
+  check(gainEv.filter((e) => e.ts_ns > tWant && e.fields.value !== want).length <= 1 &&
+        gainEv.some((e) => e.ts_ns > tWant && e.fields.value === want) &&
+        gainEv.filter((e) => e.ts_ns < tWant && e.fields.value === want).length <= 1,
+        `fdr:tunable gain=${want} is not between the program's gains ${prev} and ${want}`);
+  const sw = own.filter((e) => e.name === "fdr:switch");
+  check(JSON.stringify(sw.map((e) => [e.fields.event, e.fields.what, e.fields.on])) ===
+        JSON.stringify([["scope:tick", "record", 0], ["scope:note", "print", 1]]),
+        "fdr:switch events " + JSON.stringify(sw.map((e) => e.fields)));
+  check(own.indexOf(sw[0]) > own.indexOf(tunEv[tunEv.length - 1]), "the switch before the slider's values");
+  const swMono = Number(sw[0].ts_ns - off - t0) / 1e6;
+  check(swMono > -1 && sw[0].ts_ns - off < t1 + 200000000n,
+        `fdr:switch scope:tick off at ${swMono} ms after the click, the answer after ${Number(t1 - t0) / 1e6} ms`);
+  log(`controls recorded: ${tunEv.length} fdr:tunable (gain, the slider's values), fdr:switch ` +
+      `scope:tick off ${swMono.toFixed(1)} ms after the click, scope:note printed`);
+
   // ---- the chart's last points are the program's last events
   const lastLevel = lastEvents(events, "scope:level", 1)[0];
-  // (all N of them: a stream that reconnected under load refills the page
-  // from the server's history, which takes a moment: under TSan on a
-  // busy machine more than 30 s, so the default wait)
-  await waitFor(async () => {
-    const p = await page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [LEVEL, N]);
-    return p.length === N && p[N - 1][1] === lastLevel[1];
-  }, `the chart's last ${N} points, up to the program's last value ${lastLevel[1]}`);
+  const levelState = async () => {
+    const [shown, held] = await page.evaluate(([k, n]) => [window.fdrScope.lastPoints(k, n), window.fdrScope.held(k, n)],
+                                              [LEVEL, N]);
+    const f = (p) => p.length + " points" + (p.length ? ` up to ${p[p.length - 1][1]}` : "");
+    return {shown, text: `the chart shows ${f(shown)}, the page holds ${f(held)}`};
+  };
+  try {
+    await waitFor(async () => {
+      const p = (await levelState()).shown;
+      return p.length === N && p[N - 1][1] === lastLevel[1];
+    }, `the chart's last ${N} points, up to the program's last value ${lastLevel[1]}`);
+  } catch (e) {
+    throw new Error(e.message + ": " + (await levelState()).text);
+  }
   const livePoints = await page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [LEVEL, N]);
   samePoints(livePoints, lastEvents(events, "scope:level", N), "live chart vs trace");
   log(`the live chart's last ${N} points are the program's last ${N} scope:level events`);
+  const deskTitle = await chartLocator(page, LEVEL).first().locator(".chart-title").textContent();
+  check(!/dropped/.test(deskTitle), `the desk page's chart holds ${LEVEL_MAX} points and says: ${deskTitle}`);
+
+  // ---- the phone page's cap (points=200): past it the chart's title says
+  // that the oldest points were dropped, and what the page keeps is the
+  // newest: the program's last K scope:level events (160 <= K <= 200: it
+  // cuts to 80% of the cap)
+  const phoneHeld = () => phone.page.evaluate((k) => window.fdrScope.held(k, 1e9), LEVEL);
+  await waitFor(async () => {
+    const h = await phoneHeld();
+    return h.length && h[h.length - 1][1] === lastLevel[1];
+  }, `the phone page's last scope:level point, the program's last value ${lastLevel[1]}`);
+  const kept = await phoneHeld();
+  check(kept.length >= 0.8 * PHONE_POINTS && kept.length <= PHONE_POINTS,
+        `the phone page keeps ${kept.length} points of ${LEVEL} (points=${PHONE_POINTS})`);
+  samePoints(kept, lastEvents(events, "scope:level", kept.length), `the phone page's ${LEVEL} (points=${PHONE_POINTS})`);
+  const phoneTitle = await chartLocator(phone.page, LEVEL).first().locator(".chart-title").textContent();
+  check(phoneTitle.includes(`the oldest points dropped: ${PHONE_POINTS} kept per series`),
+        "the phone page's chart title: " + phoneTitle);
+  log(`points=${PHONE_POINTS}: the phone page keeps the last ${kept.length} of ${LEVEL_MAX} and says "${phoneTitle}"`);
 
   // ---- zoom, pan, reset, statistics, CSV, PNG
-  // the window "all": the whole run, whatever its length
-  await page.selectOption("#window", "0");
+  // the 10 s window, up to the program's end: scope:wave's points cover
+  // it (its stream was reopened by the tail's filter: the page holds what
+  // the server kept, 4,096 points, 40 s of wave), whereas "all" spans the
+  // whole run, however long the machine made it
+  await page.selectOption("#window", "10");
   const lc = chartLocator(page, WAVE);
   await lc.scrollIntoViewIfNeeded();
   const before0 = await waitFor(async () => {
     const c = await chartInfo(page, WAVE);
-    return c.xmax - c.xmin > 3 && c;
-  }, "the window spans the run");
+    return Math.abs(c.xmax - c.xmin - 10) < 1e-6 && c;
+  }, "the 10 s window");
   const ob = await lc.locator(".u-over").boundingBox();
   await page.mouse.move(ob.x + ob.width * 0.3, ob.y + ob.height / 2);
   await page.mouse.down();
@@ -373,6 +544,21 @@ main("scope-live", async () => {
   const rinfo = await getJSON(rp, "/api/info");
   check(rinfo.mode === "replay" && !rinfo.control, "replay api/info: " + JSON.stringify(rinfo));
   const rep = await s.page(browser, rp.url, {width: 1280, height: 800});
+  // the chart the page opens by itself: the busiest numeric field (the
+  // largest count in a replay, ties by name), not the first by name (here
+  // fdr:switch's field on, 2 points, or fdr:tunable's)
+  const first = await waitFor(async () => (await rep.page.evaluate(() => window.fdrScope.charts()))[0],
+                              "the replay's first chart");
+  const rev = (await getJSON(rp, "/api/events")).events
+    .filter((e) => e.count > 0 && e.fields.some((f) => f.numeric))
+    .sort((a, b) => b.count - a.count || a.id.localeCompare(b.id));
+  const busiest = rev[0].id + "." + rev[0].fields.find((f) => f.numeric).name;
+  const byName = rev.slice().sort((a, b) => a.id.localeCompare(b.id))[0];
+  check(JSON.stringify(first.fields) === JSON.stringify([busiest]) && byName.count < rev[0].count,
+        `the replay's first chart is ${first.fields}, the busiest field ${busiest} (${rev[0].count} events), ` +
+        `the first by name ${byName.id} (${byName.count})`);
+  log(`the first chart: ${busiest} (${rev[0].count} events), not ${byName.id} (${byName.count})`);
+  await rep.page.selectOption("#window", "0");
   const rb = rep.page.locator(`input[data-field="${LEVEL}"]`);
   await rb.waitFor();
   if (!(await rb.isChecked()))
@@ -380,10 +566,25 @@ main("scope-live", async () => {
   await waitFor(() => rep.page.evaluate(() => window.fdrScope.done), "the replay's end (done)");
   check(await rep.page.locator('input[data-what="recorded"][data-event="scope:tick"]').isDisabled(),
         "switches are read-only in a replay");
+  // the tunables' values over time: fdr:tunable's field gain, charted
+  const TUN = "fdr:tunable.gain";
+  await rep.page.locator(`input[data-field="${TUN}"]`).check();
+  const tunTrace = tunEv.map((e) => [e.ts_ns, e.fields.value]);
+  await waitFor(async () => (await rep.page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n),
+                                                     [TUN, tunTrace.length])).length === tunTrace.length,
+                `the replay's chart of ${TUN} with ${tunTrace.length} points`);
+  samePoints(await rep.page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [TUN, tunTrace.length]),
+             tunTrace, "replayed " + TUN + " vs the trace's fdr:tunable");
+  const rg = rep.page.locator('[data-tunable="gain"] input').first();
+  check(Number(await rg.inputValue()) === want && (await rg.isDisabled()),
+        `the replay's tunable gain: ${await rg.inputValue()}, read only`);
+  // the replay knows the values set, not the program's default (5)
+  const rdef = await rep.page.locator('[data-tunable="gain"] .default').textContent();
+  check(rdef === "first set " + tunEv[0].fields.value, `the replay's tunable gain says "${rdef}"`);
   await waitFor(async () => {
     const p = await rep.page.evaluate((k) => window.fdrScope.lastPoints(k, 1), LEVEL);
     return p.length && p[0][1] === lastLevel[1];
-  }, "the replayed chart's last point", 30000);
+  }, "the replayed chart's last point");
   const replayPoints = await rep.page.evaluate(([k, n]) => window.fdrScope.lastPoints(k, n), [LEVEL, N]);
   const levelCount = events.filter((e) => e.name === "scope:level").length;
   if (levelCount > 4000) {

@@ -9,7 +9,10 @@
 // Checks: the achieved rate under the scope is at least 95% of the
 // baseline's; the peak RSS of the `fdr scope` process (VmHWM) stays under
 // RSS_LIMIT_MIB; every page keeps drawing new points during the measure
-// and receives a thinned stream (far fewer points than events); the
+// and receives a thinned stream (far fewer points than events), and its
+// tail (every event) says it is an even sample: "sampled: N lines (at most
+// 100) of about M (more than 10,000) events in the last tenth of a
+// second"; the
 // scope's count of scope:load (plus its discarded count) is exactly what
 // the program recorded. Prints the
 // server's CPU per 1,000,000 events/s watched (the benchmark's figure).
@@ -86,9 +89,15 @@ main("scope-load", async () => {
   process.kill(info.pid, "SIGUSR1");
   const m0 = Date.now();
   const seen = pages.map(() => new Set());
+  const sampled = pages.map(() => null);  // the tail's line saying it is a sample
   while (Date.now() - m0 < MEASURE_S * 1000) {      // the measure's length
-    for (let i = 0; i < pages.length; i++)
+    for (let i = 0; i < pages.length; i++) {
       seen[i].add(Math.floor(await lastT(pages[i])));
+      const note = await pages[i].page.locator("#tail-msg").textContent();
+      const m = /^sampled: (\d+) lines of about ([\d,]+) events in the last tenth of a second, evenly$/.exec(note);
+      if (m && Number(m[2].replace(/,/g, "")) > 10000 && Number(m[1]) <= 100)
+        sampled[i] = note;
+    }
     await sleep(250);
   }
   process.kill(info.pid, "SIGTERM");
@@ -119,6 +128,8 @@ main("scope-load", async () => {
     check(seen[i].size >= 3, `browser ${i + 1} showed ${seen[i].size} distinct seconds`);
     check(pps < r.rate / 20, `browser ${i + 1} got ${pps} points/s for ${r.rate} events/s: not thinned`);
     check(pages[i].errors.length === 0, `browser ${i + 1} console errors:\n` + pages[i].errors.join("\n"));
+    check(sampled[i], `browser ${i + 1}'s tail never said it is a sample of more than 10,000 events per tenth of a second`);
+    log(`browser ${i + 1}'s tail: "${sampled[i]}"`);
   }
   // the scope saw every event: its count of scope:load plus what it reports
   // discarded is what the program recorded

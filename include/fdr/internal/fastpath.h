@@ -28,8 +28,8 @@
  * state byte already in a register, not from a word of the thread.
  *
  * Cost of an enabled two-int event: the clock read (rdtsc, not serializing,
- * so it overlaps with the rest), 4 loads (state, in_section, end, pos, plus
- * the class id), 7 stores (in_section, header, two fields, tail, pos,
+ * so it overlaps with the rest), 5 loads (state, in_section, end, pos,
+ * limit, plus the class id), 7 stores (in_section, header, two fields, tail, pos,
  * in_section), one branch. No atomic read-modify-write, no fence, no call.
  * docs/hotpath.md shows the generated code (scripts/disasm-hotpath.sh). */
 #ifndef FDR_INTERNAL_FASTPATH_H
@@ -64,6 +64,12 @@ enum fdr__type {
     FDR__T_PTR = 13,
     FDR__T_STR = 14,
     FDR__T_BYTES = 15, /* u32 length + bytes, for raw events */
+    /* What the registry stores, so that a reader on another machine knows
+     * the sizes and signedness the program had (docs/portability.md):
+     * plain char where it is unsigned (arm, s390x, riscv64), and a
+     * pointer of a 32-bit target. FDR__T_PTR is an 8-byte pointer. */
+    FDR__T_UCHAR = 16,
+    FDR__T_PTR32 = 17,
 };
 
 /* Site state bits. FDR__S_NEW is set in every static initializer so that
@@ -77,6 +83,8 @@ enum fdr__type {
 #define FDR__SITE_GUARD 1
 
 #define FDR_MAX_FIELDS 12
+/* Open spans of a thread the crash dump can name (deeper ones are counted). */
+#define FDR__SPAN_KEEP 16
 
 /* One per call site (fdr_trace) or guard (fdr_enabled), a static variable.
  * Process-local: it holds pointers to the site's literals. The registry
@@ -102,13 +110,24 @@ struct fdr__site {
  * reads and writes `enabled`, pulls `end` down to NULL and reads
  * `in_section` of other threads. */
 struct fdr__thread {
-    char *pos;                  /* next free byte in the current packet */
-    char *end;                  /* the current packet's tail, or NULL */
+    char *pos; /* next free byte in the current packet */
+    char *end; /* the current packet's tail, or NULL */
+    /* The last clock value the current packet can hold: its
+     * timestamp_begin + 2^32 - 1 (the event header keeps the clock's low 32
+     * bits, see FDR__EVENT_HEADER_SIZE). Set with `end` by the slow path. */
+    uint64_t limit;
     uint32_t in_section;        /* 1 while this thread writes an event */
     uint32_t enabled;           /* tracing activity of this thread */
     struct fdr__site *printing; /* site whose event is printed at commit */
     char *print_start;          /* where that event's payload starts */
     void *writer;               /* cold: lib-private state of this thread */
+    /* Spans open on this thread (fdr/span.h): their number, and the class
+     * ids of the outermost FDR__SPAN_KEEP of them, for the crash dump
+     * (crash.c), which reads them from a signal handler: an id is stored
+     * before the depth that covers it (signal fence). Class ids, not site
+     * pointers: a class outlives the module (dlclose) of its site. */
+    uint32_t span_depth;
+    uint16_t span_ids[FDR__SPAN_KEEP];
 };
 
 FDR__EXTERN __thread struct fdr__thread fdr__self
@@ -129,8 +148,22 @@ FDR__EXTERN void fdr__unregister_sites(struct fdr__site *const *begin,
                                        struct fdr__site *const *end);
 FDR__EXTERN uint32_t fdr__string_max; /* longest string stored, in bytes */
 
-/* Event header: event class id (u16) + timestamp (u64), byte-aligned. */
-#define FDR__EVENT_HEADER_SIZE 10
+/* Event header: event class id (u16) + the low 32 bits of the clock (u32),
+ * byte-aligned. A reader rebuilds the full value as CTF 1.8 says
+ * (babeltrace2 does): from the packet's timestamp_begin, the low bits
+ * replaced, plus one wrap when they are below the previous event's. So
+ * every event of a packet has timestamp_begin <= ts < timestamp_begin +
+ * 2^32 (fdr__thread.limit): a thread idle for longer (about a second)
+ * starts a new packet. */
+#define FDR__EVENT_HEADER_SIZE 6
+#define FDR__TS_SPAN ((uint64_t)1 << 32)
+
+/* The full clock value of an event whose header holds `low`, in a packet
+ * that began at `base` (base <= value < base + 2^32). */
+static inline uint64_t fdr__ts_full(uint64_t base, uint32_t low)
+{
+    return base + (uint32_t)(low - (uint32_t)base);
+}
 
 #define fdr__barrier() __asm__ __volatile__("" ::: "memory")
 
@@ -152,6 +185,10 @@ static inline uint64_t fdr__now(void)
 #elif defined(__aarch64__)
     uint64_t v;
     __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+#elif defined(__riscv) && __riscv_xlen == 64
+    uint64_t v; /* the time CSR, which Linux lets user space read */
+    __asm__ __volatile__("rdtime %0" : "=r"(v));
     return v;
 #else
     FDR__EXTERN uint64_t fdr__now_fallback(void);
@@ -175,7 +212,8 @@ FDR__INLINE int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload,
     struct fdr__thread *t = &fdr__self;
     uint32_t nested = t->in_section;
     char *q, *e;
-    uint64_t ts;
+    uint64_t ts, room, late;
+    uint32_t low;
     uint16_t id;
     /* Observable: a controller that paused tracing (enabled, then `end`
      * pulled down) and ran a membarrier sees this store, or this thread
@@ -188,18 +226,25 @@ FDR__INLINE int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload,
      * packet (flush) and stores pos; the value is used only with room
      * below `end`, which that controller pulled down. Same instruction. */
     q = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
-    /* One test: nested, not only recorded (new, printed), or no room.
-     * Recorded and copied to other fdrd traces (FDR__S_MULTI) passes: the
-     * call site then commits with fdr__commit_multi. */
+    /* Read before the test, which needs it; the slow path reads its own. */
+    ts = fdr__now();
+    /* One test: nested, not only recorded (new, printed), no room, or a
+     * time the packet cannot hold (idle for 2^32 ticks). Recorded and
+     * copied to other fdrd traces (FDR__S_MULTI) passes: the call site
+     * then commits with fdr__commit_multi. The last two as the sign of a
+     * difference, one shift for both: addresses and clock values are far
+     * below 2^63 (and e NULL, q NULL or not, is "no room"). */
+    room = (uint64_t)(uintptr_t)e -
+           ((uint64_t)(uintptr_t)q + payload + FDR__EVENT_HEADER_SIZE);
+    late = __atomic_load_n(&t->limit, __ATOMIC_RELAXED) - ts;
     if (__builtin_expect(nested | (uint32_t)((state & ~FDR__S_MULTI) ^ FDR__S_RECORD) |
-                             (uint32_t)((uintptr_t)q + payload + FDR__EVENT_HEADER_SIZE >
-                                        (uintptr_t)e),
+                             (uint32_t)((room | late) >> 63),
                          0))
         return nested ? -1 : 0;
-    ts = fdr__now();
     id = s->id;
+    low = (uint32_t)ts;
     memcpy(q, &id, 2);
-    memcpy(q + 2, &ts, 8);
+    memcpy(q + 2, &low, 4);
     *p = q + FDR__EVENT_HEADER_SIZE;
     *tail = e;
     return 1;

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""check-run.py PROG OUTDIR - runs a program built on the header fdr-gen made
+"""check-run.py PROG OUTDIR [--qemu] - runs a program built on the header fdr-gen made
 from tests/programs/gen/ok/syntax.trace-events + second.trace-events
 (tests/programs/progs/gen-run.c, as C or C++) with FDR_OUTPUT=OUTDIR, then
 reads the trace with babeltrace2 (bt2, through tests/lib/tracecheck.py) and
@@ -19,6 +19,10 @@ import tracecheck  # noqa: E402
 import bt2  # noqa: E402
 
 prog, out = sys.argv[1], sys.argv[2]
+# --qemu: the header comes from contrib/qemu/fdr.py in QEMU's shape
+# (contrib/qemu/test/tracetool-h.py), where trace_foo() of a `disable`d
+# event is still a function: its arguments are evaluated, once more.
+qemu = sys.argv[3:] == ["--qemu"]
 shutil.rmtree(out, ignore_errors=True)
 env = {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
 env["FDR_OUTPUT"] = out
@@ -69,8 +73,9 @@ for (name, fields), (gname, gfields) in zip(expected, got):
     for (fn, want), (gn, val) in zip(fields, gfields):
         check(val == want, "%s.%s = %r, expected %r" % (name, fn, val, want))
 check(t.discarded == 0, "%d events discarded" % t.discarded)
-check(side["calls"] == "1", "arguments evaluated %s times, expected 1 (disabled event)"
-      % side["calls"])
+want_calls = "2" if qemu else "1"
+check(side["calls"] == want_calls, "arguments evaluated %s times, expected %s (disabled event)"
+      % (side["calls"], want_calls))
 check(side["void_enabled"] == "1", "trace_gen_void_enabled() false while recording")
 check(side["void_state"] == "1", "trace_event_get_state_backends(TRACE_GEN_VOID) false")
 check(side["disabled_enabled"] == "0", "trace_gen_disabled_enabled() true")

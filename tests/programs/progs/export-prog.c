@@ -38,7 +38,7 @@ static void *thread_main(void *arg)
                   ratio, (unsigned long long)big, what);
         fdr_trace(ex, inner_begin, "t=%d", t);
         fdr_trace(ex, inner_end, "t=%d", t);
-        fdr_trace(ex, work_exit, "t=%d i=%d", t, i);
+        fdr_trace(ex, work_exit, "t=%d i=%d took__us=%d", t, i, 3 * i + 1);
     }
     return NULL;
 }

@@ -30,14 +30,20 @@
  *       of its own record N ses:tick each (t = 100000 + i): each child, once
  *       routed on its own, records N ses:tick (t = its number, from 1) and
  *       exits 0; prints "done F" (F children failed) when all have ended
- *   session-prog scribble ROUNDS   (with FDR_EVENTS=-ses:*)
+ *   session-prog bounds packet|content   (with FDR_EVENTS=-ses:*)
+ *       once routed, main records 2000 ses:tick (t = 0, n), then makes
+ *       packet 2 of the ring it recorded into (4 KiB packets; fdrd's: a
+ *       memfd, or a file of --file-buffers) claim more bytes than its
+ *       slot (tests/lib/overclaim.h: packet and content size, or content
+ *       size alone), prints "claims B" and waits for EOF on stdin
+ *   session-prog scribble ROUNDS [SEED]   (with FDR_EVENTS=-ses:*)
  *       once routed, a thread records ses:tick without pause while main
  *       writes over the rings fdrd gave it (the "fdrd-ring" mappings of
  *       /proc/self/maps), ROUNDS times, 1 ms apart: random bytes anywhere,
  *       absurd produced/consumed counts in a ring's header, packet headers
  *       with bad sizes and sequence numbers, a packet tail's committed
- *       position pointing anywhere; then prints "done" and exits 0 (if it
- *       has not crashed itself: its own writer trusts those rings)
+ *       position pointing anywhere (random from SEED, default the pid);
+ *       then prints "done" and exits 0
  *   session-prog exec N   (with FDR_EVENTS=-ses:*)
  *       once routed, records N ses:tick (t = 0), forks a child that, once
  *       routed, records N (t = 1) and then execs "session-prog forks 0 N"
@@ -52,6 +58,14 @@
  *   session-prog storm THREADS
  *       THREADS threads record ses:tick and ses:rare (t, n) without pause
  *       until the end of input; prints "ready" once they run
+ *   session-prog waiters THREADS N   (with FDR_EVENTS=-ses:*)
+ *       once routed, at the line "go" starts THREADS threads (at most 16)
+ *       one after the other: each records N ses:tick (t, n = 0..N-1) and
+ *       holds, the next starting once it has (so the first ones take the
+ *       rings the process holds, the rest wait for theirs); prints
+ *       "recorded"; at the line "end" lets them end one at a time, in the
+ *       order they started (a waiting one ends after the ring holders gave
+ *       their rings back); prints "ended" and exits 0 at end of input
  *   session-prog many THREADS N [go]
  *       (with "go": once the line "go" is read) THREADS threads (up to
  *       4,000, small stacks) at once, each records N
@@ -67,12 +81,19 @@
  *       that main ends the process as END says: "kill" waits to be killed,
  *       "segv" dereferences NULL, "abrt" calls abort(), "exit" calls
  *       _exit(0) (the nothing-committed-lost test)
- *   session-prog pace THREADS
- *       THREADS threads each record bursts of 100 ses:tick (t, n = 0, 1,
- *       ...) with a 1 ms sleep between bursts, until the end of input;
+ *   session-prog pace THREADS [BURST]
+ *       THREADS threads each record bursts of BURST (default 100) ses:tick
+ *       (t, n = 0, 1, ...) with a 1 ms sleep between bursts, until the end
+ *       of input (BURST 1: about 1,000 events/s per thread);
  *       prints "ready" once they run; at the end "events T N" per thread,
  *       "rate R" (events per second, all threads) and "maxburst_us M" (the
  *       longest burst: a program blocked by its tracer shows here)
+ *   session-prog resume THREADS   (with FDR_EVENTS=-ses:*)
+ *       as pace, in bursts of 10, each thread starting once routed
+ *       (fdr_enabled, and "ready" then), so
+ *       that every event it emits is the trace's: recorded or counted as
+ *       discarded (fdrd killed and restarted meanwhile:
+ *       test-fdr-daemon-death.py); at the end "events T N TID" per thread
  *   session-prog shrink N   (with FDR_EVENTS=-ses:*)
  *       once routed, records N ses:tick (t = 0, n), then shrinks every
  *       ring file of fdrd's it has open (file-backed buffers: a regular
@@ -85,7 +106,44 @@
  *       abort(); "fork" forks a child that, once routed on its own,
  *       records N ses:tick (t = 100, n) on one thread and exits 0, waited
  *       for (its pid printed first: "child PID"); "hang" prints "done" and
- *       waits to be killed (make soak) */
+ *       waits to be killed (make soak)
+ *   session-prog quick N MS [T]
+ *       records N ses:tick (t = T, default 0; n = 0..N-1) at once, without
+ *       waiting for any route, prints "recorded", sleeps MS ms and returns
+ *       from main (exit 0): a short program, an idle one, or (MS large) one
+ *       to kill (tests/programs/test-fdr-daemon-early.py)
+ *   session-prog brood K N
+ *       a parent of two threads: main records N ses:tick (t = 0) at once,
+ *       a second thread records N (t = 100000) and stays until the end;
+ *       main forks K children, each records N (t = its number, from 1) at
+ *       once and calls exit(0); prints "done F" (F children failed)
+ *   session-prog spawn N
+ *       records N ses:tick (t = 0) at once; a forked child execs at once
+ *       "session-prog quick N 0 2"; then system() runs "session-prog quick
+ *       N 0 3"; prints "done S1 S2" (their exit statuses)
+ *   session-prog die N HOW T
+ *       records N ses:tick (t = T, n = 0..N-1) at once, and a ses:rare
+ *       before every 10th of the first 100 (no test's trace takes it; a
+ *       ring that fills keeps them: what it counts as discarded is
+ *       ses:tick only), writing one byte to
+ *       stdout after each tick (so that a test that kills it knows how many it
+ *       recorded, give or take the last), then ends without any exit
+ *       handler: HOW "kill" raise(SIGKILL), "exit" _exit(0), "segv" a real
+ *       SIGSEGV, "wait" sleeps (to be killed), "scribble" writes over its
+ *       own rings (seed T) and raise(SIGKILL); "exec": a forked child
+ *       records them and execs /bin/true at once, waited for (its pid
+ *       printed first: "child PID"); "two": then a second thread records
+ *       N (t = T + 100000; its ring is made after the registration, so
+ *       handed over on its own) and main raise(SIGKILL) once it ended;
+ *       "threads": then 24 threads, alive at once (so each makes a ring),
+ *       record N each (thread j: t = T + 100000 * j, from 1) and main
+ *       raise(SIGKILL) once all have; "late": then 30 threads, alive at
+ *       once, record N each (thread j: t = T + 100000 * j, from 1), main
+ *       writes "r" and reads a line of stdin ("go"; the test waits past
+ *       the registration's first seconds), records 20,000 more (n = N, ...),
+ *       the 30 threads N more each (n = N, ...), a 31st thread started
+ *       then records N, and main raise(SIGKILL)
+ *       (tests/programs/test-fdr-daemon-early.py, -ended.py) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -101,6 +159,8 @@
 #include <unistd.h>
 
 #include <fdr/fdr.h>
+
+#include "overclaim.h"
 
 static int stop;
 static uint64_t counts[2];
@@ -128,9 +188,10 @@ static void *storm(void *arg)
 
 struct pace {
     pthread_t th;
-    int t;
+    int t, burst;
     unsigned long n;
     uint64_t maxburst_ns;
+    long tid;
 };
 
 static uint64_t mono_ns(void)
@@ -140,12 +201,72 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* die ... two: the second thread's events. */
+struct die_arg {
+    unsigned long n;
+    int t;
+};
+static void *die_second(void *arg)
+{
+    const struct die_arg *a = arg;
+    for (unsigned long i = 0; i < a->n; i++)
+        fdr_trace(ses, tick, "t=%d n=%lu", a->t, i);
+    return NULL;
+}
+
+/* die ... threads: each records, then waits for the others (alive at
+ * once, each has a ring of its own); the last one lets main go. */
+#define DIE_THREADS 300
+static pthread_barrier_t die_all;
+static void *die_many(void *arg)
+{
+    die_second(arg);
+    pthread_barrier_wait(&die_all);
+    pause();
+    return NULL;
+}
+
+/* die ... late: the 30 threads record N, wait for main's "go", record
+ * N more (n = N, ...) and wait for the others. */
+#define DIE_LATE 30
+static pthread_barrier_t die_go;
+static void *die_late(void *arg)
+{
+    const struct die_arg *a = arg;
+    die_second(arg);
+    pthread_barrier_wait(&die_all);
+    pthread_barrier_wait(&die_go);
+    for (unsigned long i = a->n; i < 2 * a->n; i++)
+        fdr_trace(ses, tick, "t=%d n=%lu", a->t, i);
+    pthread_barrier_wait(&die_all);
+    pause();
+    return NULL;
+}
+
+/* Starts k threads fn(&a[j]) recording n each (thread j: t + 100000 *
+ * (j + 1)), with main on the barrier die_all. */
+static void die_start(struct die_arg *a, int k, unsigned long n, int t,
+                      void *(*fn)(void *))
+{
+    pthread_t th;
+    pthread_barrier_init(&die_all, NULL, (unsigned)k + 1);
+    for (int j = 0; j < k; j++) {
+        a[j] = (struct die_arg){n, t + 100000 * (j + 1)};
+        if (pthread_create(&th, NULL, fn, &a[j]))
+            _exit(8);
+    }
+}
+
+static int pace_routed; /* "resume": start once routed */
 static void *pace_thread(void *arg)
 {
     struct pace *p = arg;
+    p->tid = (long)gettid();
+    if (pace_routed)
+        wait_routed();
     while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
         uint64_t t0 = mono_ns();
-        for (int i = 0; i < 100; i++, p->n++)
+        for (int i = 0; i < p->burst; i++, p->n++)
             fdr_trace(ses, tick, "t=%d n=%lu", p->t, p->n);
         uint64_t d = mono_ns() - t0;
         if (d > p->maxburst_ns)
@@ -179,6 +300,120 @@ static void *forks_thread(void *arg)
     return NULL;
 }
 
+/* Forks k children that record n ses:tick each (t = their number, from
+ * 1): `routed`, once fdrd routed them, ending with _exit (forks); else at
+ * once, ending with exit (brood). -1 when a fork failed, else the number
+ * of children that did not exit 0, all waited for. */
+static int fork_children(int k, unsigned long n, int routed)
+{
+    for (int c = 0; c < k; c++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            return -1;
+        if (pid == 0) {
+            alarm(300); /* a safety net only: a busy machine may take long */
+            if (routed)
+                wait_routed();
+            for (unsigned long i = 0; i < n; i++)
+                fdr_trace(ses, tick, "t=%d n=%lu", c + 1, i);
+            if (routed)
+                _exit(0);
+            exit(0);
+        }
+    }
+    int bad = 0, st;
+    while (wait(&st) > 0)
+        bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    return bad;
+}
+
+/* brood's second thread: records, then stays while main forks. */
+static void *brood_thread(void *arg)
+{
+    (void)arg;
+    for (unsigned long n = 0; n < go_n; n++)
+        fdr_trace(ses, tick, "t=%d n=%lu", 100000, n);
+    __atomic_store_n(&go_done, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    return NULL;
+}
+
+static int brood(int k, unsigned long n)
+{
+    pthread_t th;
+    go_n = n;
+    for (unsigned long i = 0; i < n; i++)
+        fdr_trace(ses, tick, "t=%d n=%lu", 0, i);
+    pthread_create(&th, NULL, brood_thread, NULL);
+    while (!__atomic_load_n(&go_done, __ATOMIC_ACQUIRE))
+        usleep(100);
+    int bad = fork_children(k, n, 0);
+    if (bad < 0)
+        return 5;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    printf("done %d\n", bad);
+    return bad != 0;
+}
+
+static int spawn(const char *n)
+{
+    unsigned long k = strtoul(n, NULL, 10);
+    for (unsigned long i = 0; i < k; i++)
+        fdr_trace(ses, tick, "t=%d n=%lu", 0, i);
+    char exe[4096];
+    ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (l <= 0)
+        return 5;
+    exe[l] = 0;
+    pid_t pid = fork();
+    if (pid < 0)
+        return 5;
+    if (pid == 0) {
+        execl(exe, "session-prog", "quick", n, "0", "2", (char *)NULL);
+        _exit(6);
+    }
+    int st1 = 0;
+    waitpid(pid, &st1, 0);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "'%s' quick %s 0 3 >/dev/null", exe, n);
+    int st2 = system(cmd);
+    printf("done %d %d\n", st1, st2);
+    return st1 != 0 || st2 != 0;
+}
+
+static int bounds(const char *kind)
+{
+    wait_routed();
+    for (unsigned long n = 0; n < 2000; n++)
+        fdr_trace(ses, tick, "t=%d n=%lu", 0, n);
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    uint64_t claimed = 0;
+    while (f && !claimed && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        uint64_t produced;
+        uint32_t magic;
+        /* A shared mapping that is a ring (ring.h: "FDRB"), memfd or file */
+        if (!strstr(line, " rw-s ") || sscanf(line, "%lx-%lx", &lo, &hi) != 2 ||
+            hi - lo < 4096 + 4 * 4096)
+            continue;
+        memcpy(&magic, (char *)lo, 4);
+        memcpy(&produced, (char *)lo + 64, 8); /* the writer's line */
+        if (magic == 0x46445242 && produced >= 4)
+            claimed = fdr_test_overclaim((char *)lo + 4096 + 2 * 4096, 4096, 8,
+                                         strcmp(kind, "content") == 0);
+    }
+    if (f)
+        fclose(f);
+    printf("claims %llu %s", (unsigned long long)claimed, claimed ? line : "\n");
+    fflush(stdout);
+    while (getchar() != EOF)
+        ;
+    return claimed ? 0 : 3;
+}
+
 static void *scribble_writer(void *arg)
 {
     (void)arg;
@@ -187,23 +422,34 @@ static void *scribble_writer(void *arg)
     return NULL;
 }
 
-static int scribble(unsigned rounds)
+/* The next mapping in /proc/self/maps (f) whose line names `name`: its
+ * start and size; 0 when there is none left. */
+static int next_map(FILE *f, const char *name, char **base, size_t *size)
+{
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (strstr(line, name) && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+            *base = (char *)lo;
+            *size = hi - lo;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int scribble(unsigned rounds, unsigned seed)
 {
     wait_routed();
     pthread_t th;
     pthread_create(&th, NULL, scribble_writer, NULL);
     usleep(20000);
-    unsigned seed = (unsigned)getpid();
     for (unsigned r = 0; r < rounds; r++) {
         FILE *f = fopen("/proc/self/maps", "r");
-        char line[512];
-        while (f && fgets(line, sizeof line, f)) {
-            unsigned long lo, hi;
-            if (!strstr(line, "fdrd-ring") || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
-                continue;
-            char *base = (char *)lo;
-            size_t size = hi - lo,
-                   slot = 4096 + (size_t)rand_r(&seed) % ((size - 4096) / 4096) * 4096;
+        char *base;
+        size_t size;
+        while (next_map(f, "fdrd-ring", &base, &size)) {
+            size_t slot = 4096 + (size_t)rand_r(&seed) % ((size - 4096) / 4096) * 4096;
             uint64_t v = (uint64_t)rand_r(&seed) << 33 | (uint64_t)rand_r(&seed);
             switch (rand_r(&seed) % 5) {
             case 0: /* random bytes anywhere past the header page */
@@ -286,15 +532,63 @@ static int pipe_mode(int nt, const char *end, unsigned ms)
         pause();
 }
 
-static pthread_barrier_t many_end;
-static void *many_thread(void *arg)
+/* Thread t records go_n ses:tick (t, n) and counts itself done. */
+static void tick_done(int t)
 {
-    int t = (int)(intptr_t)arg;
     for (unsigned long n = 0; n < go_n; n++)
         fdr_trace(ses, tick, "t=%d n=%lu", t, n);
     __atomic_fetch_add(&go_done, 1, __ATOMIC_RELEASE);
+}
+
+static pthread_barrier_t many_end;
+static void *many_thread(void *arg)
+{
+    tick_done((int)(intptr_t)arg);
     pthread_barrier_wait(&many_end);
     return NULL;
+}
+
+/* "waiters": threads that end while waiting for their ring, after
+ * threads that held one (test-fdr-daemon-memory.py, fdrd stopped). */
+static int waiters_end;
+static void *waiter_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    tick_done(t);
+    while (__atomic_load_n(&waiters_end, __ATOMIC_ACQUIRE) <= t)
+        usleep(1000);
+    return NULL;
+}
+
+static int waiters(int nt, unsigned long n)
+{
+    pthread_t th[16];
+    char line[64];
+    if (nt < 1 || nt > 16)
+        return 2;
+    go_n = n;
+    wait_routed();
+    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0)
+        return 4;
+    for (int t = 0; t < nt; t++) {
+        if (pthread_create(&th[t], NULL, waiter_thread, (void *)(intptr_t)t))
+            return 3;
+        while (__atomic_load_n(&go_done, __ATOMIC_ACQUIRE) <= t)
+            usleep(1000);
+    }
+    puts("recorded");
+    fflush(stdout);
+    if (!fgets(line, sizeof line, stdin) || strncmp(line, "end", 3) != 0)
+        return 4;
+    for (int t = 0; t < nt; t++) {
+        __atomic_store_n(&waiters_end, t + 1, __ATOMIC_RELEASE);
+        pthread_join(th[t], NULL);
+    }
+    puts("ended");
+    fflush(stdout);
+    while (fgets(line, sizeof line, stdin))
+        ;
+    return 0;
 }
 
 /* "shrink": a program that shrinks its own ring files under fdrd. */
@@ -558,8 +852,111 @@ int main(int argc, char **argv)
             ;
         return 0;
     }
-    if (argc == 3 && strcmp(argv[1], "scribble") == 0)
-        return scribble((unsigned)atoi(argv[2]));
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "quick") == 0) {
+        unsigned long n = strtoul(argv[2], NULL, 10);
+        int t = argc == 5 ? atoi(argv[4]) : 0;
+        for (unsigned long i = 0; i < n; i++)
+            fdr_trace(ses, tick, "t=%d n=%lu", t, i);
+        puts("recorded");
+        fflush(stdout);
+        unsigned long ms = strtoul(argv[3], NULL, 10);
+        struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+        nanosleep(&ts, NULL);
+        return 0;
+    }
+    if (argc == 5 && strcmp(argv[1], "die") == 0) {
+        unsigned long n = strtoul(argv[2], NULL, 10);
+        const char *how = argv[3];
+        int t = atoi(argv[4]);
+        if (strcmp(how, "exec") == 0) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                for (unsigned long i = 0; i < n; i++)
+                    fdr_trace(ses, tick, "t=%d n=%lu", t, i);
+                execl("/bin/true", "true", (char *)NULL);
+                _exit(6);
+            }
+            int st = 0;
+            printf("child %ld\n", (long)pid);
+            fflush(stdout);
+            waitpid(pid, &st, 0);
+            _exit(pid < 0 || st != 0);
+        }
+        for (unsigned long i = 0; i < n; i++) {
+            if (i % 10 == 0 && i < 100) /* no trace takes it: fdrd must leave it out */
+                fdr_trace(ses, rare, "t=%d n=%lu", t, i);
+            fdr_trace(ses, tick, "t=%d n=%lu", t, i);
+            if (write(1, ".", 1) != 1)
+                _exit(7);
+        }
+        if (strcmp(how, "two") == 0) {
+            pthread_t th;
+            if (pthread_create(&th, NULL, die_second, &(struct die_arg){n, t + 100000}) ||
+                pthread_join(th, NULL))
+                _exit(8);
+            raise(SIGKILL);
+        }
+        if (strcmp(how, "threads") == 0) {
+            static struct die_arg a[DIE_THREADS];
+            die_start(a, DIE_THREADS, n, t, die_many);
+            pthread_barrier_wait(&die_all);
+            raise(SIGKILL);
+        }
+        if (strcmp(how, "late") == 0) {
+            static struct die_arg a[DIE_LATE + 1];
+            pthread_t th;
+            char line[16];
+            pthread_barrier_init(&die_go, NULL, DIE_LATE + 1);
+            die_start(a, DIE_LATE, n, t, die_late);
+            pthread_barrier_wait(&die_all);
+            if (write(1, "r", 1) != 1 || !fgets(line, sizeof line, stdin))
+                _exit(7);
+            for (unsigned long i = n; i < n + 20000; i++)
+                fdr_trace(ses, tick, "t=%d n=%lu", t, i);
+            pthread_barrier_wait(&die_go);
+            pthread_barrier_wait(&die_all);
+            a[DIE_LATE] = (struct die_arg){n, t + 100000 * (DIE_LATE + 1)};
+            if (pthread_create(&th, NULL, die_second, &a[DIE_LATE]) ||
+                pthread_join(th, NULL))
+                _exit(8);
+            raise(SIGKILL);
+        }
+        if (strcmp(how, "kill") == 0)
+            raise(SIGKILL);
+        else if (strcmp(how, "segv") == 0)
+            *(volatile int *)(uintptr_t)0 = 1;
+        else if (strcmp(how, "wait") == 0)
+            pause();
+        else if (strcmp(how, "scribble") == 0) {
+            /* Its own rings, written over (seed T), then SIGKILL: fdrd
+             * copies from them as untrusted input. */
+            unsigned seed = (unsigned)t;
+            FILE *f = fopen("/proc/self/maps", "r");
+            char *base;
+            size_t size;
+            while (next_map(f, "fdr-buffer", &base, &size)) {
+                for (int k = 0; k < 16; k++)
+                    base[4096 + (size_t)rand_r(&seed) % 8192 % (size - 4096)] =
+                        (char)rand_r(&seed);
+                uint64_t v = (uint64_t)rand_r(&seed) << 33 | (uint64_t)rand_r(&seed);
+                if (rand_r(&seed) % 2)
+                    memcpy(base + 64, &v, 8); /* produced */
+            }
+            if (f)
+                fclose(f);
+            raise(SIGKILL);
+        }
+        _exit(0);
+    }
+    if (argc == 4 && strcmp(argv[1], "brood") == 0)
+        return brood(atoi(argv[2]), strtoul(argv[3], NULL, 10));
+    if (argc == 3 && strcmp(argv[1], "spawn") == 0)
+        return spawn(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "bounds") == 0)
+        return bounds(argv[2]);
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "scribble") == 0)
+        return scribble((unsigned)atoi(argv[2]),
+                        argc == 4 ? (unsigned)atoi(argv[3]) : (unsigned)getpid());
     if (argc == 3 && strcmp(argv[1], "exec") == 0) {
         unsigned long n = strtoul(argv[2], NULL, 10);
         wait_routed();
@@ -596,36 +993,31 @@ int main(int argc, char **argv)
             pthread_create(&more[i], NULL, forks_thread, (void *)(intptr_t)(100000 + i));
         while (__atomic_load_n(&go_done, __ATOMIC_ACQUIRE) < nt)
             usleep(100);
-        for (int c = 0; c < k; c++) {
-            pid_t pid = fork();
-            if (pid < 0)
-                return 5;
-            if (pid == 0) {
-                alarm(300); /* a safety net only: a busy machine may take long */
-                wait_routed();
-                for (unsigned long i = 0; i < n; i++)
-                    fdr_trace(ses, tick, "t=%d n=%lu", c + 1, i);
-                _exit(0);
-            }
-        }
-        int bad = 0, st;
-        while (wait(&st) > 0)
-            bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+        int bad = fork_children(k, n, 1);
+        if (bad < 0)
+            return 5;
         for (int i = 0; i < nt; i++)
             pthread_join(more[i], NULL);
         printf("done %d\n", bad);
         return bad != 0;
     }
-    if (argc == 3 && strcmp(argv[1], "pace") == 0) {
-        int nt = atoi(argv[2]);
+    if ((argc == 3 || argc == 4) &&
+        (strcmp(argv[1], "pace") == 0 || strcmp(argv[1], "resume") == 0)) {
+        pace_routed = argv[1][0] == 'r';
+        int nt = atoi(argv[2]), burst = argc == 4     ? atoi(argv[3])
+                                        : pace_routed ? 10
+                                                      : 100;
         static struct pace ps[16];
-        if (nt < 1 || nt > 16)
+        if (nt < 1 || nt > 16 || burst < 1)
             return 2;
         uint64_t t0 = mono_ns();
         for (int t = 0; t < nt; t++) {
             ps[t].t = t;
+            ps[t].burst = burst;
             pthread_create(&ps[t].th, NULL, pace_thread, &ps[t]);
         }
+        if (pace_routed)
+            wait_routed();
         puts("ready");
         fflush(stdout);
         while (fgets(line, sizeof line, stdin))
@@ -634,7 +1026,8 @@ int main(int argc, char **argv)
         uint64_t total = 0, maxb = 0;
         for (int t = 0; t < nt; t++) {
             pthread_join(ps[t].th, NULL);
-            printf("events %d %lu\n", t, ps[t].n);
+            printf("events %d %lu", t, ps[t].n);
+            printf(pace_routed ? " %ld\n" : "\n", ps[t].tid);
             total += ps[t].n;
             maxb = ps[t].maxburst_ns > maxb ? ps[t].maxburst_ns : maxb;
         }
@@ -664,13 +1057,18 @@ int main(int argc, char **argv)
         return pipe_mode(atoi(argv[2]), argv[3], (unsigned)atoi(argv[4]));
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "many") == 0)
         return many(atoi(argv[2]), strtoul(argv[3], NULL, 10), argc == 5);
+    if (argc == 4 && strcmp(argv[1], "waiters") == 0)
+        return waiters(atoi(argv[2]), strtoul(argv[3], NULL, 10));
     if (argc == 3 && strcmp(argv[1], "shrink") == 0)
         return shrink(strtoul(argv[2], NULL, 10));
     if (argc == 5 && strcmp(argv[1], "soak") == 0)
         return soak(atoi(argv[2]), strtoul(argv[3], NULL, 10), argv[4]);
-    fprintf(stderr, "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
-                    "go THREADS N [kill] | storm THREADS | many THREADS N [go] |\n"
-                    "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N |\n"
-                    "scribble ROUNDS | pace THREADS | shrink N | soak THREADS N END\n");
+    fprintf(stderr,
+            "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
+            "go THREADS N [kill] | storm THREADS | many THREADS N [go] |\n"
+            "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N |\n"
+            "scribble ROUNDS [SEED] | bounds packet|content | pace THREADS [BURST] |\n"
+            "resume THREADS | shrink N | waiters THREADS N |\n"
+            "soak THREADS N END | quick N MS [T] | brood K N | spawn N\n");
     return 2;
 }

@@ -61,7 +61,7 @@ if $CC -O2 $W $SAN -I"$INC" "$SRC" -o "$WORK/on" -L"$LIB" -lfdr -Wl,-rpath,"$LIB
     [ "$n" -ge 5 ] || fail "enabled: only $n names found by strings (the check is blind)"
     objdump -h "$WORK/on" | grep -q fdr_sites || fail "enabled: no fdr_sites section"
     out=$(FDR_OUTPUT= "$WORK/on") || fail "enabled: exit status $?"
-    [ "$out" = "side effects 5" ] || fail "enabled: printed '$out', not 'side effects 5'"
+    [ "$out" = "side effects 10" ] || fail "enabled: printed '$out', not 'side effects 10'"
 else
     fail "the example does not build without -DFDR_DISABLE"
 fi
@@ -75,13 +75,18 @@ cat > "$WORK/undecl.c" <<'C'
 #include <fdr/fdr.h>
 void f(void) { fdr_trace(p, e, "%d", no_such_variable); }
 C
+cat > "$WORK/badspan.c" <<'C'
+#include <fdr/fdr.h>
+void f(int x) { fdr_span(p, e, "%s", x); }
+C
 cat > "$WORK/good.c" <<'C'
 #include <fdr/fdr.h>
-void f(int x) { fdr_trace(p, e, "%d", x); fdr_trace(p, e2); }
+void f(int x) { fdr_trace(p, e, "%d", x); fdr_trace(p, e2); fdr_span(p, s, "%d", x);
+                fdr_span_end(p, s2); fdr_span_async_end(p, a, x, "%d", x); }
 C
 $CC $W -DFDR_DISABLE -I"$INC" -c "$WORK/good.c" -o "$WORK/good.o" ||
     fail "a correct call does not compile with -DFDR_DISABLE"
-for bad in badfmt undecl; do
+for bad in badfmt undecl badspan; do
     $CC $W -DFDR_DISABLE -I"$INC" -c "$WORK/$bad.c" -o "$WORK/$bad.o" 2>/dev/null &&
         fail "$bad.c compiles with -DFDR_DISABLE: arguments are not checked"
 done

@@ -4,7 +4,8 @@
  * Every fdr macro is used, with arguments that have side effects: built with
  * -DFDR_DISABLE none of them may run (the program prints "side effects 0")
  * and nothing of fdr may remain in the binary; built without it, the events
- * are recorded and the side effects happen once per event ("side effects 5").
+ * are recorded and the side effects happen once per event ("side effects 10",
+ * spans included).
  * The names below (zqprov, zqevent..., zqfmt) are unusual on purpose, so that
  * `strings` finds them only if fdr left them in. */
 #include <stdio.h>
@@ -28,6 +29,13 @@ int main(int argc, char **argv)
     fdr_trace_fields(zqprov, zqevent_d, "zqname_d", "zqfmt_d %ld", (long)bump());
     if (fdr_enabled(zqprov, zqevent_e))
         fdr_trace(zqprov, zqevent_e, "zqfmt_e %d", bump());
+    {
+        fdr_span(zqprov, zqevent_f, "zqfmt_f %d", bump());
+        fdr_span_begin(zqprov, zqevent_g, "zqfmt_g %d", bump());
+        fdr_span_end(zqprov, zqevent_g, "zqfmt_h %d", bump());
+        fdr_span_async_begin(zqprov, zqevent_i, (unsigned)bump(), "zqfmt_i %d", bump());
+        fdr_span_async_end(zqprov, zqevent_i, 1);
+    }
     printf("side effects %d\n", effects);
     return 0;
 }

@@ -2,6 +2,7 @@
 /* core-time.c - events whose payload carries the CLOCK_REALTIME read just
  * before them, then many events from three threads, for
  * tests/test-core-time.py (wall-clock time and monotonic timestamps). */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
@@ -37,17 +38,17 @@ int main(void)
     /* The very first event of the process: library start, writer creation
      * and the first packet all happen inside this call. */
     uint64_t rt = realtime_ns();
-    fdr_trace(clk, first, "rt=%lu", rt);
+    fdr_trace(clk, first, "rt=%" PRIu64, rt);
     /* The time after it: on a busy machine the thread may be preempted
      * between the clock read and the event; the checker then accepts a
      * timestamp inside [before, after] (see tests/test-core-time.py). */
     rt = realtime_ns();
-    fdr_trace(clk, first_after, "rt=%lu", rt);
+    fdr_trace(clk, first_after, "rt=%" PRIu64, rt);
     sleep_ms(20);
     rt = realtime_ns();
-    fdr_trace(clk, later, "rt=%lu", rt);
+    fdr_trace(clk, later, "rt=%" PRIu64, rt);
     rt = realtime_ns();
-    fdr_trace(clk, later_after, "rt=%lu", rt);
+    fdr_trace(clk, later_after, "rt=%" PRIu64, rt);
     pthread_t t[2];
     for (unsigned i = 0; i < 2; i++)
         pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
@@ -56,8 +57,8 @@ int main(void)
         pthread_join(t[i], NULL);
     sleep_ms(200);
     rt = realtime_ns();
-    fdr_trace(clk, last, "rt=%lu", rt);
+    fdr_trace(clk, last, "rt=%" PRIu64, rt);
     rt = realtime_ns();
-    fdr_trace(clk, last_after, "rt=%lu", rt);
+    fdr_trace(clk, last_after, "rt=%" PRIu64, rt);
     return 0;
 }

@@ -4,7 +4,9 @@
  * each field's name, field class and value.
  *
  * Values the checker cannot know in advance (addresses) are printed on
- * stdout as "name=value" lines. */
+ * stdout as "name=value" lines. With "abort" the program ends with
+ * abort(): the crash dump then prints every event (scripts/cross.sh
+ * compares it, and the events printed live, across machines). */
 #include <float.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -12,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <fdr/fdr.h>
@@ -26,7 +29,7 @@ static void repeat(char *out, const char *unit, size_t n)
         strcat(out, unit);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     /* Integers: minimum, then maximum, of each width. */
     bool bf = false, bt = true;
@@ -80,6 +83,10 @@ int main(void)
     fdr_trace(types, ptrs_raw, "pi=%p pcv=%p puc=%p", pi, pcv, puc);
     printf("pi=%" PRIuPTR "\npcv=%" PRIuPTR "\npuc=%" PRIuPTR "\n", (uintptr_t)pi,
            (uintptr_t)pcv, (uintptr_t)puc);
+    /* What this target's types are (a cross build runs it under qemu-user):
+     * the driver expects each value at the program's own width. */
+    printf("char_signed=%d\nptr_bits=%zu\nlong_bits=%zu\nsize_bits=%zu\n", (char)-1 < 0,
+           sizeof(void *) * 8, sizeof(long) * 8, sizeof(size_t) * 8);
 
     /* Strings. */
     static char ascii300[301], utf2[401], utf3[301], utf4[321], s256[257], s257[258],
@@ -144,5 +151,7 @@ int main(void)
     /* One site run many times: one class, many events. */
     for (int i = 0; i < 3; i++)
         fdr_trace(names, loop, "i=%d", i);
+    if (argc > 1 && strcmp(argv[1], "abort") == 0)
+        abort();
     return 0;
 }

@@ -10,10 +10,12 @@
  * included; with 2, the consumer's retry of the batch's first packet on
  * its own fails too. Every other call goes to the C library's writev(),
  * so the write after those (the consumer's header-only packet that
- * carries the count of what was lost) succeeds. */
+ * carries the count of what was lost) succeeds. FAULT_WRITEV_MARK=FILE:
+ * FILE is created at the torn write (disk-prog fill waits for it). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +68,10 @@ ssize_t writev(int fd, const struct iovec *iov, int n)
         got += part[k].iov_len;
     }
     fail_next = fd + 1;
+    const char *mark = getenv("FAULT_WRITEV_MARK"); /* says the fault happened */
+    int m = mark ? open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+    if (m >= 0)
+        close(m);
     const char *fails = getenv("FAULT_WRITEV_FAILS");
     fails_left = fails ? atoi(fails) : 1;
     return real_writev(fd, part, k);

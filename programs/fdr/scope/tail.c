@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* scope_tail.c - the scope's readers: a thread that tails a trace
+/* tail.c - the scope's readers: a thread that tails a trace
  * directory while fdrd appends to it, and the replay of a whole trace.
  *
  * The idea of the tail: every 50 ms, find the <name>-<pid>/ directories
@@ -16,7 +16,9 @@
  * taken per packet, never while waiting on anything.
  *
  * The replay reads a directory with common/reader.h (time order across
- * streams and processes) into the same store. */
+ * streams and processes) into the same store: opened at once (a bad
+ * directory is refused before serving), read in a thread while the page
+ * loads. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -34,7 +36,7 @@
 #include "common/ring.h"
 #include "common/validate.h"
 #include "offline.h"
-#include "scope.h"
+#include "tail.h"
 
 #define STREAMS_MAX 256
 #define TPROCS_MAX SCOPE_PROCS_MAX
@@ -237,7 +239,7 @@ static int walk(struct scope_tail *t, struct tproc *p, const struct fdr__pkt *h,
     fdr__iter_init(&it, t->pkt, bytes, &sp->classes);
     char tname[16];
     memcpy(tname, h->thread_name, sizeof tname);
-    scope_db_thread(db, h->pid, h->tid);
+    scope_db_thread(db, h->pid, h->tid, tname);
     int k;
     uint64_t n = 0;
     while ((k = fdr__iter_next(&it, &ev)) > 0)
@@ -377,38 +379,30 @@ void scope_tail_stop(struct scope_tail *t)
 /* ---- replay -------------------------------------------------------------------------
  */
 
-int scope_replay(struct scope_db *db, const char *dir)
-{
-    struct off_diag d = {"scope", 0, 0};
+/* A replay under way: the trace is opened (and refused) at once, read in
+ * a thread of its own while the page loads. */
+struct scope_replay {
+    pthread_t thread;
+    struct scope_db *db;
     struct fdr__reader *r;
-    int st = off_open(dir, &d, &r);
-    if (st)
-        return st;
-    unsigned np = fdr__reader_procs(r);
-    int *map = calloc(np ? np : 1, sizeof *map);
-    if (!map) {
-        fdr__reader_close(r);
-        return cli_fail(1, "scope", "out of memory");
-    }
+    int *map;
+    int stop; /* atomic: the scope is leaving */
+};
+
+static void *replay_main(void *arg)
+{
+    struct scope_replay *rp = arg;
+    struct scope_db *db = rp->db;
+    struct fdr__reader *r = rp->r;
+    int *map = rp->map;
+    /* the store is the reader's until the end: requests wait (the page's
+     * files do not need it, so they load meanwhile) */
     pthread_mutex_lock(&db->mu);
-    for (unsigned i = 0; i < np; i++) {
-        const struct fdr__rd_proc *rp = fdr__reader_proc(r, i);
-        map[i] = scope_db_proc(db, rp->pid);
-        int pfd = open(rp->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        size_t len;
-        struct stat sst;
-        char *buf =
-            pfd >= 0 ? slurp(pfd, FDR__CLASSES_FILE, CLASSES_MAX, &len, &sst) : NULL;
-        if (map[i] >= 0 && buf && scope_db_classes(db, map[i], buf, len) == 0)
-            scope_read_clock(db, map[i], pfd);
-        else if (map[i] >= 0)
-            map[i] = -1;
-        if (pfd >= 0)
-            close(pfd);
-    }
     struct fdr__rd_event ev;
     uint32_t last_tid = 0, last_pid = 0;
-    while (fdr__reader_next(r, &ev) > 0) {
+    for (uint64_t n = 0; fdr__reader_next(r, &ev) > 0; n++) {
+        if ((n & 0xffff) == 0 && __atomic_load_n(&rp->stop, __ATOMIC_RELAXED))
+            break;
         int pi = map[ev.proc->index];
         if (pi < 0)
             continue;
@@ -416,7 +410,7 @@ int scope_replay(struct scope_db *db, const char *dir)
         if (!c)
             continue;
         if (ev.tid != last_tid || ev.pid != last_pid)
-            scope_db_thread(db, ev.pid, ev.tid);
+            scope_db_thread(db, ev.pid, ev.tid, ev.thread_name);
         last_tid = ev.tid;
         last_pid = ev.pid;
         scope_db_event(db, pi, c, ev.pid, ev.tid, ev.thread_name, ev.ts, ev.ns,
@@ -428,10 +422,67 @@ int scope_replay(struct scope_db *db, const char *dir)
         fdr__reader_stream(r, i, &si);
         db->discarded += si.discarded;
     }
+    scope_db_replay_end(db);
     scope_db_tick(db);
     db->done = 1;
     pthread_mutex_unlock(&db->mu);
-    free(map);
-    fdr__reader_close(r);
+    return NULL;
+}
+
+int scope_replay_start(struct scope_db *db, const char *dir, struct scope_replay **out)
+{
+    struct off_diag d = {"scope", 0, 0};
+    struct fdr__reader *r;
+    int st = off_open(dir, &d, &r);
+    if (st)
+        return st;
+    unsigned np = fdr__reader_procs(r);
+    struct scope_replay *rp = calloc(1, sizeof *rp);
+    int *map = calloc(np ? np : 1, sizeof *map);
+    if (!map || !rp) {
+        free(map);
+        free(rp);
+        fdr__reader_close(r);
+        return cli_fail(1, "scope", "out of memory");
+    }
+    pthread_mutex_lock(&db->mu);
+    for (unsigned i = 0; i < np; i++) {
+        const struct fdr__rd_proc *pr = fdr__reader_proc(r, i);
+        map[i] = scope_db_proc(db, pr->pid);
+        int pfd = open(pr->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        size_t len;
+        struct stat sst;
+        char *buf =
+            pfd >= 0 ? slurp(pfd, FDR__CLASSES_FILE, CLASSES_MAX, &len, &sst) : NULL;
+        if (map[i] >= 0 && buf && scope_db_classes(db, map[i], buf, len) == 0)
+            scope_read_clock(db, map[i], pfd);
+        else if (map[i] >= 0)
+            map[i] = -1;
+        if (pfd >= 0)
+            close(pfd);
+    }
+    pthread_mutex_unlock(&db->mu);
+    rp->db = db;
+    rp->r = r;
+    rp->map = map;
+    int e = pthread_create(&rp->thread, NULL, replay_main, rp);
+    if (e) {
+        free(map);
+        free(rp);
+        fdr__reader_close(r);
+        return cli_fail(1, "scope", "cannot start the replay: %s", strerror(e));
+    }
+    *out = rp;
     return 0;
+}
+
+void scope_replay_stop(struct scope_replay *rp)
+{
+    if (!rp)
+        return;
+    __atomic_store_n(&rp->stop, 1, __ATOMIC_RELAXED);
+    pthread_join(rp->thread, NULL);
+    free(rp->map);
+    fdr__reader_close(rp->r);
+    free(rp);
 }

@@ -1,46 +1,58 @@
 /* SPDX-License-Identifier: MIT */
-/* scope_http.c - the scope's web server (docs/scope-api.md is its
+/* http.c - the scope's web server (docs/scope-api.md is its
  * contract), on libmicrohttpd: no HTTP parsing of our own.
  *
  * The idea: one thread per connection (libmicrohttpd's), so that a
  * Server-Sent Events stream can simply wait for the reader's next tick on
- * a condition variable, then copy what is new from the store (scope.h)
+ * a condition variable, then copy what is new from the store (series.h)
  * under its mutex and write it outside of it. Each stream has its own
  * cursors; a browser that reads slowly or not at all only delays its own
  * thread, and what it missed is skipped (the rings move on). Before
  * anything else a request must carry the token (compared in constant
  * time); then limits: 8 KiB of URL and headers, 4 KiB of body (POST only
  * on /api/control), 16 streams, 64 connections, a memory cap per
- * connection (libmicrohttpd's pool) and an idle timeout. */
+ * connection (libmicrohttpd's pool) and an idle timeout. The server never
+ * sees a connection before it sent the token: the listening socket is the
+ * gate's (gate.c), which holds connections without a slot for about
+ * a second and hands over only those that show the token, so that other
+ * local users' half-open connections cannot keep the page out. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/format.h"
 #include "common/pattern.h"
 #include "offline.h"
-#include "scope.h"
+#include "gate.h"
+#include "http.h"
 
 #define HEADERS_MAX 8192
 #define BODY_MAX 4096
 #define CONNECTIONS_MAX 64
 #define WIDTH_DEFAULT 1000
 #define WIDTH_MAX 4000
+#define PTS_CAP (4 * WIDTH_MAX + 2 > SCOPE_POINTS ? 4 * WIDTH_MAX + 2 : SCOPE_POINTS)
 #define TAIL_LINES 100
 #define ROUND_NS 100000000ull
 #define STATE_NS 1000000000ull
 
 struct scope_http {
     struct MHD_Daemon *d;
+    struct scope_gate *gate;
+    int lfd; /* the listening socket, the gate's */
     struct scope_db *db;
-    struct scope_ctl *ctl;
+    scope_control_fn ctl;
+    void *ctl_arg;
     char token[65];
     char *index; /* index.html with the token */
     size_t index_len;
@@ -64,7 +76,7 @@ struct stream {
     unsigned width;
     struct fdr__rules *tail;
     char tail_error[256];
-    uint64_t tail_next;
+    uint64_t tail_next, tail_offered;
     unsigned scanned; /* series of the db looked at so far */
     unsigned n;       /* series followed */
     int idx[SCOPE_SERIES_MAX];
@@ -188,6 +200,84 @@ static enum MHD_Result events(struct scope_http *h, struct MHD_Connection *c)
     return rc;
 }
 
+/* GET /api/range?key=K&from=T0&to=T1&width=W (replay): the points of one
+ * series over a span, reduced per pixel column (scope_db_range). */
+static enum MHD_Result range(struct scope_http *h, struct MHD_Connection *c)
+{
+    const char *key = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key");
+    const char *f = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "from");
+    const char *t = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "to");
+    const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "width");
+    char *e1 = NULL, *e2 = NULL;
+    double t0 = f ? strtod(f, &e1) : NAN, t1 = t ? strtod(t, &e2) : NAN;
+    uint32_t width = WIDTH_DEFAULT;
+    if (!key || !f || !t || *e1 || *e2 || !(t0 <= t1) ||
+        (w && (off_u32(w, &width) != 0 || width < 1)))
+        return json_error(c, 400, "range needs key, from <= to (seconds) and width >= 1");
+    if (width > WIDTH_MAX)
+        width = WIDTH_MAX;
+    struct scope_point *p = malloc(PTS_CAP * sizeof *p);
+    if (!p)
+        return json_error(c, 503, "out of memory");
+    struct sbuf b = {0};
+    unsigned status = 200;
+    pthread_mutex_lock(&h->db->mu);
+    int si = h->db->replay ? scope_db_find(h->db, key) : -1;
+    if (!h->db->replay) {
+        status = 409;
+        sb_printf(&b, "{\"error\": \"live: the stream sends every point\"}");
+    } else if (si < 0) {
+        status = 404;
+        sb_printf(&b, "{\"error\": \"no such series\"}");
+    } else {
+        int raw, thinned;
+        size_t n = scope_db_range(h->db, si, t0, t1, width, p, &raw, &thinned);
+        sb_printf(&b, "{\"key\": ");
+        sb_json(&b, key, SIZE_MAX);
+        sb_printf(&b, ", \"raw\": %s, \"thinned\": %s, \"t\": [", raw ? "true" : "false",
+                  thinned ? "true" : "false");
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                sb_add(&b, ",", 1);
+            sb_num(&b, p[i].t);
+        }
+        sb_printf(&b, "], \"v\": [");
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                sb_add(&b, ",", 1);
+            sb_num(&b, p[i].v);
+        }
+        sb_printf(&b, "]}");
+    }
+    pthread_mutex_unlock(&h->db->mu);
+    free(p);
+    enum MHD_Result rc = b.oom ? MHD_NO : reply(c, status, "application/json", b.p, b.n);
+    sb_free(&b);
+    return rc;
+}
+
+/* GET /api/hist?event=prov:ev: the histogram of a span's durations
+ * (scope_db_hist_json), live and in a replay. */
+static enum MHD_Result hist(struct scope_http *h, struct MHD_Connection *c)
+{
+    const char *ev = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "event");
+    if (!ev)
+        return json_error(c, 400, "hist needs event=provider:event");
+    struct sbuf b = {0};
+    unsigned status = 200;
+    pthread_mutex_lock(&h->db->mu);
+    int ei = scope_db_event_find(h->db, ev);
+    if (ei < 0 || !h->db->events[ei]->span_field) {
+        status = 404;
+        sb_printf(&b, "{\"error\": \"no such span\"}");
+    } else
+        scope_db_hist_json(h->db, ei, &b);
+    pthread_mutex_unlock(&h->db->mu);
+    enum MHD_Result rc = b.oom ? MHD_NO : reply(c, status, "application/json", b.p, b.n);
+    sb_free(&b);
+    return rc;
+}
+
 /* ---- the event stream ---------------------------------------------------------- */
 
 static void msg_begin(struct sbuf *b, const char *event)
@@ -206,33 +296,15 @@ static int by_time(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Appends the points p[0..n) as one series of a `points` message, thinned
- * to the min and max of each of `width` slices when more. */
+/* Appends the points p[0..n) as one series of a `points` message,
+ * reduced to the first, min, max and last of each of `width` columns
+ * (scope_m4) when more than 4 * width. */
 static void points_json(struct sbuf *b, const char *key, struct scope_point *p, size_t n,
                         unsigned width)
 {
     qsort(p, n, sizeof *p, by_time);
-    if (n > width) {
-        double t0 = p[0].t, span = p[n - 1].t - t0;
-        size_t k = 0, i = 0;
-        for (unsigned s = 0; s < width && i < n; s++) {
-            double end = s + 1 == width ? p[n - 1].t : t0 + span * (s + 1) / width;
-            size_t lo = i, hi = i;
-            for (; i < n && (p[i].t <= end || s + 1 == width); i++) {
-                if (p[i].v < p[lo].v)
-                    lo = i;
-                if (p[i].v > p[hi].v)
-                    hi = i;
-            }
-            if (i == lo && i == hi) /* an empty slice */
-                continue;
-            struct scope_point a = p[lo < hi ? lo : hi], c = p[lo < hi ? hi : lo];
-            p[k++] = a;
-            if (lo != hi)
-                p[k++] = c;
-        }
-        n = k;
-    }
+    if (n > (size_t)width * 4)
+        n = scope_m4(p, n, p[0].t, p[n - 1].t, width, p);
     sb_printf(b, "{\"series\": [{\"key\": ");
     sb_json(b, key, SIZE_MAX);
     sb_printf(b, ", \"t\": [");
@@ -276,7 +348,16 @@ static int next_points(struct stream *s, struct scope_db *db, int *more, size_t 
 {
     while (s->cursor < s->n) {
         unsigned i = s->cursor++;
-        *k = scope_db_points(db, s->idx[i], &s->next[i], s->pts, SCOPE_POINTS);
+        if (db->replay) {
+            /* the whole trace, read before serving: its M4 at the width */
+            int raw, thinned;
+            *k = s->next[i] ? 0
+                            : scope_db_range(db, s->idx[i], -INFINITY, INFINITY, s->width,
+                                             s->pts, &raw, &thinned);
+            s->next[i] = 1;
+        } else {
+            *k = scope_db_points(db, s->idx[i], &s->next[i], s->pts, SCOPE_POINTS);
+        }
         if (*k) {
             snprintf(key, keycap, "%s", db->series[s->idx[i]]->key);
             *more = 1;
@@ -286,30 +367,46 @@ static int next_points(struct stream *s, struct scope_db *db, int *more, size_t 
     return 0;
 }
 
-/* A `tail` message with the newest events that match (locked). */
+/* A `tail` message with the events that match among those published
+ * since the last one (locked): in time order, and at most TAIL_LINES
+ * picked evenly among them; it says when it shows a sample, and how many
+ * events matched (estimated when the reader kept a sample only). */
 static void tail_msg(struct stream *s, struct scope_db *db)
 {
-    uint64_t from = s->tail_next, head = db->tail_head;
-    if (head - from > SCOPE_TAIL)
-        from = head - SCOPE_TAIL;
+    uint64_t from = s->tail_next, head = db->tail_pub;
+    if (db->tail_head - from > SCOPE_TAIL) /* overwritten since */
+        from = db->tail_head - SCOPE_TAIL;
+    if (from > head)
+        from = head;
+    uint64_t offered = db->tail_offered - s->tail_offered;
+    s->tail_offered = db->tail_offered;
     s->tail_next = head;
-    uint64_t pick[TAIL_LINES];
-    unsigned n = 0;
-    for (uint64_t q = head; q > from && n < TAIL_LINES; q--) {
-        const struct scope_tail_ent *e = &db->tail[(q - 1) % SCOPE_TAIL];
+    uint64_t match[SCOPE_TAIL];
+    unsigned m = 0;
+    for (uint64_t q = from; q < head; q++) {
+        const struct scope_tail_ent *e = &db->tail[q % SCOPE_TAIL];
         const struct scope_proc *p = db->procs[e->proc];
         const struct fdr__class *c = fdr__classes_get(&p->classes, e->cls);
         if (c && off_pattern_match(s->tail, fdr__classes_str(&p->classes, c->provider),
                                    fdr__classes_str(&p->classes, c->event)))
-            pick[n++] = q - 1;
+            match[m++] = q;
     }
-    if (!n)
+    if (!m)
         return;
+    uint64_t read = head - from;
+    unsigned n = m < TAIL_LINES ? m : TAIL_LINES;
+    int sampled = n < m || read < offered;
+    double events =
+        read && offered > read ? (double)m * (double)offered / (double)read : m;
     msg_begin(&s->out, "tail");
-    sb_printf(&s->out, "{\"lines\": [");
+    sb_printf(&s->out, "{\"sampled\": %s, \"events\": %.0f, \"lines\": [",
+              sampled ? "true" : "false", events);
     char line[2048];
-    for (unsigned i = n; i-- > 0;) {
-        const struct scope_tail_ent *e = &db->tail[pick[i] % SCOPE_TAIL];
+    for (unsigned i = 0; i < n; i++) {
+        /* evenly among the matches (in time order within each period) */
+        /* live evenly among the matches; a replay's tail is its end */
+        uint64_t k = db->replay ? m - n + i : (uint64_t)i * m / n;
+        const struct scope_tail_ent *e = &db->tail[match[k] % SCOPE_TAIL];
         const struct scope_proc *p = db->procs[e->proc];
         const struct fdr__class *c = fdr__classes_get(&p->classes, e->cls);
         struct fdr__line_info li = {e->ns, e->tid, e->tname};
@@ -317,7 +414,7 @@ static void tail_msg(struct stream *s, struct scope_db *db)
             fdr__format_line(line, sizeof line, &p->classes, c, &li, e->payload, e->len);
         while (len && line[len - 1] == '\n')
             len--;
-        if (i != n - 1)
+        if (i)
             sb_add(&s->out, ", ", 2);
         sb_json(&s->out, line, len);
     }
@@ -446,7 +543,7 @@ static enum MHD_Result stream(struct scope_http *h, struct MHD_Connection *c)
     }
     struct stream *s = calloc(1, sizeof *s);
     if (s)
-        s->pts = malloc(SCOPE_POINTS * sizeof *s->pts);
+        s->pts = malloc(PTS_CAP * sizeof *s->pts);
     if (!s || !s->pts) {
         if (s)
             free(s->pts);
@@ -486,6 +583,7 @@ static enum MHD_Result stream(struct scope_http *h, struct MHD_Connection *c)
     }
     pthread_mutex_lock(&h->db->mu);
     s->tail_next = h->db->tail_head > SCOPE_TAIL ? h->db->tail_head - SCOPE_TAIL : 0;
+    s->tail_offered = h->db->tail_offered;
     pthread_mutex_unlock(&h->db->mu);
     struct MHD_Response *r = MHD_create_response_from_callback(
         MHD_SIZE_UNKNOWN, 16384, stream_read, s, stream_free);
@@ -540,8 +638,8 @@ static enum MHD_Result control(struct scope_http *h, struct MHD_Connection *c,
     if (!q->what[0])
         return json_error(c, 400, "missing what=record|print|tunable");
     char why[256] = "";
-    int st = scope_ctl_apply(h->ctl, h->db, q->what, q->event, q->on, q->name, q->value,
-                             why, sizeof why);
+    int st =
+        h->ctl(h->ctl_arg, q->what, q->event, q->on, q->name, q->value, why, sizeof why);
     if (st == 200)
         return reply(c, 200, "application/json", "{\"ok\": true}", 12);
     return json_error(c, (unsigned)st, why);
@@ -574,6 +672,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         int is_ctl = strcmp(url, "/api/control") == 0;
         int known = is_ctl || strcmp(url, "/") == 0 || strcmp(url, "/api/info") == 0 ||
                     strcmp(url, "/api/events") == 0 || strcmp(url, "/api/stream") == 0 ||
+                    strcmp(url, "/api/range") == 0 || strcmp(url, "/api/hist") == 0 ||
                     (strncmp(url, "/static/", 8) == 0 && file_named(url + 8));
         if (!known)
             return text(c, 404, "not found\n");
@@ -623,6 +722,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return events(h, c);
     if (strcmp(url, "/api/stream") == 0)
         return stream(h, c);
+    if (strcmp(url, "/api/range") == 0)
+        return range(h, c);
+    if (strcmp(url, "/api/hist") == 0)
+        return hist(h, c);
     const struct scope_file *f = file_named(url + 8);
     return reply(c, 200, content_type(f->name), f->data, f->size);
 }
@@ -638,6 +741,14 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
         free(q);
         *con_cls = NULL;
     }
+}
+
+/* The gate's hand-over: a connection that showed the token. On failure
+ * (the server's 64 slots are full) libmicrohttpd closes it. */
+static void pass(void *arg, int fd, const struct sockaddr *addr, socklen_t alen)
+{
+    struct scope_http *h = arg;
+    MHD_add_connection(h->d, fd, addr, alen);
 }
 
 /* index.html with every @TOKEN@ replaced. */
@@ -665,9 +776,9 @@ static int make_index(struct scope_http *h)
     return 0;
 }
 
-int scope_http_start(struct scope_db *db, struct scope_ctl *ctl, const char *bind,
-                     unsigned port, const char *token, struct scope_http **out,
-                     unsigned *port_out, const char **why)
+int scope_http_start(struct scope_db *db, scope_control_fn ctl, void *ctl_arg,
+                     const char *host, unsigned port, const char *token,
+                     struct scope_http **out, unsigned *port_out, const char **why)
 {
     struct scope_http *h = calloc(1, sizeof *h);
     if (!h || (snprintf(h->token, sizeof h->token, "%s", token), make_index(h) < 0)) {
@@ -677,36 +788,58 @@ int scope_http_start(struct scope_db *db, struct scope_ctl *ctl, const char *bin
     }
     h->db = db;
     h->ctl = ctl;
+    h->ctl_arg = ctl_arg;
     struct addrinfo hints = {0}, *ai = NULL;
     hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
     hints.ai_socktype = SOCK_STREAM;
     char ps[16];
     snprintf(ps, sizeof ps, "%u", port);
-    if (getaddrinfo(bind, ps, &hints, &ai) != 0 || !ai) {
+    h->lfd = -1;
+    if (getaddrinfo(host, ps, &hints, &ai) != 0 || !ai) {
         *why = "the bind address is not a numeric IPv4 or IPv6 address";
-        free(h->index);
-        free(h);
-        return -1;
+        goto fail;
     }
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    h->lfd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (h->lfd < 0 ||
+        setsockopt(h->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(h->lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(h->lfd, 4096) < 0) {
+        *why = "cannot listen there (address in use, or not one of this host's)";
+        freeaddrinfo(ai);
+        goto fail;
+    }
+    freeaddrinfo(ai);
     h->d = MHD_start_daemon(
-        flags, (uint16_t)port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+            MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC,
+        0, NULL, NULL, handle, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_THREAD_STACK_SIZE,
         (size_t)(512 * 1024), MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
-    freeaddrinfo(ai);
     if (!h->d) {
-        *why = "cannot listen there (address in use, or not one of this host's)";
-        free(h->index);
-        free(h);
-        return -1;
+        *why = "cannot start the web server";
+        goto fail;
     }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-    *port_out = di ? di->port : port;
+    if (scope_gate_start(h->lfd, h->token, pass, h, &h->gate) < 0) {
+        *why = "cannot start the web server's gate";
+        MHD_stop_daemon(h->d);
+        goto fail;
+    }
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof sa;
+    *port_out = port;
+    if (getsockname(h->lfd, (struct sockaddr *)&sa, &sl) == 0)
+        *port_out =
+            ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
+                                           : ((struct sockaddr_in *)&sa)->sin_port);
     *out = h;
     return 0;
+fail:
+    if (h->lfd >= 0)
+        close(h->lfd);
+    free(h->index);
+    free(h);
+    return -1;
 }
 
 void scope_http_stop(struct scope_http *h)
@@ -717,7 +850,9 @@ void scope_http_stop(struct scope_http *h)
     h->db->stopping = 1;
     pthread_cond_broadcast(&h->db->cond);
     pthread_mutex_unlock(&h->db->mu);
+    scope_gate_stop(h->gate); /* nothing new reaches the server */
     MHD_stop_daemon(h->d);
+    close(h->lfd);
     free(h->index);
     free(h);
 }

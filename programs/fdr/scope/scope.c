@@ -12,10 +12,11 @@
  * event and category, only that process routed into it, ephemeral: fdrd
  * destroys it when this connection closes, so a killed scope leaves
  * nothing behind) whose files go to a fresh private directory, and tails
- * them (scope_tail.c) into the store (scope_series.c) that the web server
- * (scope_http.c) shows. With -- CMD the child is held on a pipe until the
- * trace exists, so its first events are in it. Switches and tunables go
- * to the program through fdrd (client_control), built from the state it
+ * them (tail.c) into the store (series.c) that the web server (http.c)
+ * shows: the data flows one way, tail -> series -> http, and this file
+ * wires them (the server hands the page's controls to ctl_apply). With -- CMD the child
+ * is held on a pipe until the trace exists, so its first events are in it. Switches and
+ * tunables go to the program through fdrd (client_control), built from the state it
  * reports (client_state, polled every second). This file holds the verb,
  * the modes, the control, and the main loop (signals, rates, the state). */
 #define _GNU_SOURCE
@@ -37,7 +38,9 @@
 #include "client.h"
 #include "common/pattern.h"
 #include "offline.h"
-#include "scope.h"
+#include "http.h"
+#include "series.h"
+#include "tail.h"
 
 #define LIVE_US 100000
 #define SPEC_MAX 4000
@@ -47,7 +50,29 @@ struct scope_ctl {
     struct client *c;
     uint32_t pid;
     char trace[64]; /* the scope's own trace ("" when none) */
+    struct scope_db *db;
 };
+
+/* SIGINT or SIGTERM ended the scope: its command ends too. A signal sent
+ * by a process (kill: si_code <= 0) is passed on; one from the terminal
+ * (^C) reached the command's process group already. Waits up to 5 s for
+ * it: 0 when it ended, -1 when it is left running (it was told so). */
+static int end_child(pid_t child, const char *what, int sig, const siginfo_t *si)
+{
+    if (si->si_code <= 0)
+        kill(child, sig);
+    int status;
+    for (int i = 0; i < 100; i++) {
+        if (waitpid(child, &status, WNOHANG) == child)
+            return 0;
+        struct timespec t = {0, 50000000};
+        nanosleep(&t, NULL);
+    }
+    fprintf(stderr,
+            "fdr scope: %s (pid %d) still runs 5 s after signal %d; left running\n", what,
+            (int)child, sig);
+    return -1;
+}
 
 /* ENABLE or DISABLE (type) of one item in trace `name`. 0 or 1. */
 static int trace_items(struct client *c, const char *name, unsigned type,
@@ -95,12 +120,15 @@ static int build_spec(struct scope_db *db, int record, int ei, int on, char *spe
 }
 #endif
 
-int scope_ctl_apply(struct scope_ctl *ctl, struct scope_db *db, const char *what,
-                    const char *event, const char *on, const char *name,
-                    const char *value, char *why, size_t cap)
+/* A control from the page (http.h's scope_control_fn; arg: the
+ * scope_ctl). */
+static int ctl_apply(void *arg, const char *what, const char *event, const char *on,
+                     const char *name, const char *value, char *why, size_t cap)
 {
+    struct scope_ctl *ctl = arg;
+    struct scope_db *db = ctl->db;
 #ifndef FDR_SCOPE_CONTROL
-    (void)ctl, (void)db, (void)what, (void)event, (void)on, (void)name, (void)value;
+    (void)db, (void)what, (void)event, (void)on, (void)name, (void)value;
     /* (the lead's fdrd control not merged yet: every control is refused) */
     snprintf(why, cap, "this fdr was built without fdrd's live control");
     return 409;
@@ -423,8 +451,9 @@ static int cmd_scope(int argc, char **argv)
     static struct scope_db db;
     if (scope_db_init(&db, is_dir, window) < 0)
         return cli_fail(1, verb, "out of memory");
-    struct scope_ctl ctl = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, ""};
+    struct scope_ctl ctl = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, "", &db};
     struct scope_tail *tail = NULL;
+    struct scope_replay *replay = NULL;
     struct scope_http *http = NULL;
     char tmp[4096] = "", outdir[4200] = "", name[64] = "";
     pid_t child = -1;
@@ -434,7 +463,7 @@ static int cmd_scope(int argc, char **argv)
         db.mode = "replay";
         if (!realpath(arg, db.target))
             snprintf(db.target, sizeof db.target, "%s", arg);
-        rc = scope_replay(&db, arg);
+        rc = scope_replay_start(&db, arg, &replay);
         if (rc)
             goto out;
     } else {
@@ -537,7 +566,8 @@ static int cmd_scope(int argc, char **argv)
     }
     const char *why;
     unsigned bound;
-    if (scope_http_start(&db, &ctl, bind, port, token, &http, &bound, &why) < 0) {
+    if (scope_http_start(&db, ctl_apply, &ctl, bind, port, token, &http, &bound, &why) <
+        0) {
         rc = cli_fail(1, verb, "%s:%u: %s", bind, port, why);
         goto out;
     }
@@ -559,20 +589,26 @@ static int cmd_scope(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &last);
     for (;;) {
         struct timespec to = {0, 250000000};
-        int sig = sigtimedwait(&set, NULL, &to);
-        if (sig == SIGINT || sig == SIGTERM)
+        siginfo_t si;
+        int sig = sigtimedwait(&set, &si, &to);
+        if (sig == SIGINT || sig == SIGTERM) {
+            if (child > 0 && end_child(child, cmd[0], sig, &si) == 0)
+                child = -1;
             break;
+        }
         if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
             child = -1;
-            pthread_mutex_lock(&db.mu);
-            db.running = 0;
-            pthread_mutex_unlock(&db.mu);
+            /* Said before /api/info says it: whoever saw "not running"
+             * finds the line already written. */
             if (WIFEXITED(status))
                 fprintf(stderr, "fdr scope: %s exited with status %d; still serving\n",
                         cmd[0], WEXITSTATUS(status));
             else
                 fprintf(stderr, "fdr scope: %s died of signal %d; still serving\n",
                         cmd[0], WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+            pthread_mutex_lock(&db.mu);
+            db.running = 0;
+            pthread_mutex_unlock(&db.mu);
         }
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -591,6 +627,7 @@ static int cmd_scope(int argc, char **argv)
         }
     }
 out:
+    scope_replay_stop(replay); /* first: the server's requests may wait for it */
     scope_http_stop(http);
     scope_tail_stop(tail);
     if (go[1] >= 0)
@@ -623,7 +660,7 @@ const struct cli_verb cli_verbs_scope[] = {
      "SIGINT or SIGTERM:\n"
      "  -- CMD ARGS  runs CMD in a trace of the scope's own (fdrd is started\n"
      "               when none runs); the page switches its events and\n"
-     "               tunables\n"
+     "               tunables; SIGINT or SIGTERM ends CMD too\n"
      "  PID          the same for a running program registered with fdrd\n"
      "  TRACE        a daemon trace, by name (read only)\n"
      "  DIR          replays a trace directory\n"

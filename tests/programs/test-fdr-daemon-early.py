@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: MIT
+"""test-fdr-daemon-early.py FDR FDRD SESSION_CLIENT WORKDIR SESSION_PROG -
+what a program records before fdrd's route reaches it is in the trace, or
+counted as discarded there: processes and threads that end, or go quiet,
+first (issue 24).
+
+Every program here records at once, without waiting for a route (no
+FDR_EVENTS: its own flight recorder takes the events until the route
+comes). The trace (`fdr enable T ses:tick`, started before the programs)
+is read with bt2, per process and thread: recorded + discarded == emitted
+(each thread records N events with one field t of its own).
+
+  brood    a parent of two threads forks K children that record N each
+           and exit: K + 1 processes, each child exactly its N (or the
+           shortfall counted as discarded in its own streams)
+  short    SHORT programs (one event each, then exit): SHORT processes
+           (FDR_TEST_SHORT, fewer in the sanitizer builds: the CMake says)
+  idle     10 programs record 5 events, idle 1.2 s and exit: all arrive
+  output   4 programs with FDR_OUTPUT (discard) record 20,000 events at
+           once, more than their 64 KiB rings hold: per thread, fdrd's
+           trace and each program's own give recorded + discarded ==
+           emitted (the consumer must not free a slot whose events the
+           route has not taken yet: recorder/buffer.h, held)
+  spawn    fork + exec and system(): the exec'd image and the command
+           system() runs each arrive under their own process directory
+
+brood and spawn are left out with FDR_TEST_FORKS=0 (the TSan build: a
+registered program's forked child starts a thread, which TSan does not
+support after a multi-threaded fork).
+  kill     a program that recorded 5 events and then sleeps is SIGKILLed
+           once its FDR_DEBUG line says its threads are on fdrd's route
+           (its idle main thread moved by fdr): its 5 events arrive
+
+Break it (fdr__writers_move a no-op, or fdr__daemon_settle returning at
+once) and brood, short and idle fail with the processes that are missing."""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
+c = h.c
+s = h.Session(sys.argv)
+prog = sys.argv[5]
+
+K, N = 200, 1000
+SHORT = int(os.environ.get("FDR_TEST_SHORT", "1000"))
+FORKS = os.environ.get("FDR_TEST_FORKS", "1") == "1"
+env = {k: v for k, v in s.env.items() if k not in ("FDR_EVENTS", "FDR_TRACES")}
+
+
+def gone():
+    h.early_gone(s)
+
+
+read, check_proc = h.early_read, h.early_check
+
+
+def trace(name):
+    return h.early_trace(s, name)
+
+
+def finish(name, out):
+    return h.early_finish(s, name, out)
+
+
+s.start()
+summary = []
+
+# ---- brood: a two-thread parent forks K children of N events --------------------
+def brood():
+    out = trace("BR")
+    p = subprocess.Popen([prog, "brood", str(K), str(N)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    s.pids.add(p.pid)
+    o, e = p.communicate(timeout=600)
+    c.check(p.returncode == 0 and o == "done 0\n", "brood: %d %r %r" % (p.returncode, o, e))
+    ev, lost, dirs = finish("BR", out)
+    children = [pid for pid in set(ev) | set(lost) if pid != p.pid]
+    full = sum(check_proc("brood", ev, lost, pid, {0: N}, t_any=True) == N for pid in children)
+    c.check(len(children) == K, "brood: %d of %d children in the trace" % (len(children), K))
+    c.check(sorted({t for pid in children for es in ev[pid].values() for t, _ in es}) ==
+            list(range(1, K + 1)), "brood: each child's number once")
+    check_proc("brood parent", ev, lost, p.pid, {0: N, 100000: N})
+    summary.append("brood: %d of %d children in the trace, %d with all %d events, "
+                   "%d discarded" % (len(children), K, full, N,
+                                     sum(sum(lost[pid].values()) for pid in children)))
+
+
+if FORKS:
+    brood()
+
+# ---- short programs: one event each ---------------------------------------------
+out = trace("SH")
+running, pids = [], []
+for i in range(SHORT):
+    if len(running) >= 8:
+        running.pop(0).wait()
+    q = subprocess.Popen([prog, "quick", "1", "0", str(i)], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    s.pids.add(q.pid)
+    running.append(q)
+    pids.append(q.pid)
+for r in running:
+    r.wait()
+ev, lost, dirs = finish("SH", out)
+have = 0
+for i, pid in enumerate(pids):
+    c.check(pid in ev or pid in lost, "short: program %d (pid %d) in the trace" % (i, pid))
+    have += check_proc("short", ev, lost, pid, {i: 1}) == 1
+c.check(have == SHORT, "short: %d of %d programs with their event" % (have, SHORT))
+summary.append("short: %d of %d programs with their event" % (have, SHORT))
+
+# ---- idle: 5 events, 1.2 s of nothing, exit ---------------------------------------
+def quick(what, k, n, ms, penv):
+    """k programs "quick n ms i" at once, each waited for."""
+    qs = [subprocess.Popen([prog, "quick", str(n), str(ms), str(i)], env=penv,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+          for i in range(k)]
+    for q in qs:
+        s.pids.add(q.pid)
+    for q in qs:
+        o, e = q.communicate(timeout=120)
+        c.check(q.returncode == 0 and o == "recorded\n",
+                "%s: %d %r %r" % (what, q.returncode, o, e))
+    return qs
+
+
+out = trace("ID")
+qs = quick("idle", 10, 5, 1200, env)
+ev, lost, dirs = finish("ID", out)
+idle = sum(check_proc("idle", ev, lost, q.pid, {i: 5}) == 5 for i, q in enumerate(qs))
+c.check(idle == 10, "idle: %d of 10 programs with their 5 events" % idle)
+summary.append("idle: %d of 10 programs with their 5 events" % idle)
+
+# ---- output: programs that write a trace of their own too -------------------------
+# FDR_OUTPUT in discard mode: the program's own consumer writes its packets
+# to its own trace and frees their slots as it goes. Each records OUT_N
+# events at once, more than its 64 KiB ring holds, before fdrd's route can
+# come: what the ring no longer holds when the route comes must be in
+# fdrd's trace or counted there, and the program's own trace keeps all.
+OUT_N = 20000
+out = trace("OU")
+own = os.path.join(s.work, "own")
+qs = quick("output", 4, OUT_N, 0, dict(env, FDR_OUTPUT=own, FDR_MODE="discard",
+                                        FDR_BUFFER_SIZE="64K", FDR_PACKET_SIZE="4096"))
+ev, lost, dirs = finish("OU", out)
+kept = sum(check_proc("output", ev, lost, q.pid, {i: OUT_N}) for i, q in enumerate(qs))
+oev, olost, odirs = read(own)
+for i, q in enumerate(qs):
+    check_proc("output (own trace)", oev, olost, q.pid, {i: OUT_N})
+summary.append("output: %d of %d events in fdrd's trace, the rest counted" %
+               (kept, 4 * OUT_N))
+
+# ---- fork + exec, system() --------------------------------------------------------
+def spawn():
+    out = trace("SP")
+    p = subprocess.Popen([prog, "spawn", "50"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    s.pids.add(p.pid)
+    o, e = p.communicate(timeout=120)
+    c.check(p.returncode == 0 and o.endswith("done 0 0\n"), "spawn: %d %r %r" % (p.returncode, o, e))
+    ev, lost, dirs = finish("SP", out)
+    check_proc("spawn parent", ev, lost, p.pid, {0: 50})
+    others = {ev[pid][next(iter(ev[pid]))][0][0]: pid for pid in ev if pid != p.pid}
+    c.check(sorted(others) == [2, 3], "spawn: the exec'd image (t 2) and system()'s (t 3): %s"
+            % sorted(others))
+    for t, pid in others.items():
+        check_proc("spawn t %d" % t, ev, lost, pid, {t: 50})
+
+
+if FORKS:
+    spawn()
+
+# ---- SIGKILL once routed --------------------------------------------------------
+out = trace("KL")
+err = os.path.join(s.work, "kill.err")
+outf = os.path.join(s.work, "kill.out")
+with open(err, "w") as f, open(outf, "w") as fo:
+    q = subprocess.Popen([prog, "quick", "5", "600000"], env=dict(env, FDR_DEBUG="1"),
+                         stdout=fo, stderr=f)
+s.pids.add(q.pid)
+h.wait_for(lambda: "recorded" in open(outf).read() and
+           "every thread on fdrd's routes" in open(err).read(),
+           "the program's 5 events and its FDR_DEBUG line saying its threads are on "
+           "the route")
+q.kill()
+q.wait()
+ev, lost, dirs = finish("KL", out)
+c.check(check_proc("kill", ev, lost, q.pid, {0: 5}) == 5, "kill: the 5 events arrived")
+
+for line in summary:
+    print(line)
+c.finish()
