@@ -123,6 +123,10 @@ def same(a, b):
 
 def finish():
     if failures:
+        # Said again last: CI shows a failed test's last lines, and a long
+        # test's summary would push the FAIL lines out of them.
+        for what in failures[:10]:
+            print("failed: " + what[:500], file=sys.stderr)
         print("%d check(s) failed" % len(failures), file=sys.stderr)
         sys.exit(1)
     print("ok")
