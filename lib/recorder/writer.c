@@ -89,6 +89,7 @@ static __thread uint64_t nested_early;
 
 static void thread_exit(void);
 static void want_gone(struct fdr__writer *w, uint64_t seq);
+static void early_gone(const struct fdr__buf *b, uint64_t seq);
 
 static void writer_destructor(void *arg)
 {
@@ -301,6 +302,8 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
     uint64_t seq = h->produced;
     if (w->route_wanting && seq >= w->buf->geom.n_packets)
         want_gone(w, seq - w->buf->geom.n_packets);
+    if (w->buf->early && seq >= w->buf->geom.n_packets)
+        early_gone(w->buf, seq - w->buf->geom.n_packets);
     struct fdr__pkt *p = (struct fdr__pkt *)fdr__buf_slot(w->buf, seq);
     w->pkt = p;
     /* The tail first: a reader that sees the new header (seq) also sees
@@ -1097,6 +1100,22 @@ static struct fdr__ledger *ledger_take(struct fdr__ledger *l, uint32_t tid)
     return NULL;
 }
 
+/* Thread tid's entry in ledger l, or once its entries are all taken in
+ * the ledger of another own ring fdrd holds (fdrd reads every own ring's:
+ * FDR__LEDGER - 1 threads each, so that the events of a burst of threads
+ * are counted per thread); NULL when every one is full. */
+static struct fdr__ledger *ledger_find(struct fdr__ledger *l, uint32_t tid)
+{
+    struct fdr__ledger *e = ledger_take(l, tid);
+    for (uint32_t i = 0, n = fdr__buf_count(); !e && i < n; i++) {
+        struct fdr__buf *b = fdr__buf_at(i);
+        if (b && b->early && b->hdr->ledger != l &&
+            __atomic_load_n(&b->sent, __ATOMIC_ACQUIRE))
+            e = ledger_take(b->hdr->ledger, tid);
+    }
+    return e;
+}
+
 /* One event of w's thread lost where fdrd can count it: the entry of its
  * tid (taken at its first) in the ledger l, or once its entries are all
  * taken in the ledger of another own ring fdrd holds (fdrd reads every
@@ -1107,18 +1126,53 @@ static struct fdr__ledger *ledger_take(struct fdr__ledger *l, uint32_t tid)
 static void count_unheld(struct fdr__writer *w, struct fdr__ledger *l, int nested)
 {
     if (w->ledger != l && !nested) {
-        struct fdr__ledger *e = ledger_take(l, (uint32_t)w->tid);
-        for (uint32_t i = 0, n = fdr__buf_count(); !e && i < n; i++) {
-            struct fdr__buf *b = fdr__buf_at(i);
-            if (b && b->early && b->hdr->ledger != l &&
-                __atomic_load_n(&b->sent, __ATOMIC_ACQUIRE))
-                e = ledger_take(b->hdr->ledger, (uint32_t)w->tid);
-        }
-        w->ledger_in = e;
+        w->ledger_in = ledger_find(l, (uint32_t)w->tid);
         w->ledger = l;
     }
     struct fdr__ledger *e = w->ledger == l && w->ledger_in ? w->ledger_in : &l[0];
     __atomic_fetch_add(&e->count, 1, __ATOMIC_RELAXED);
+}
+
+/* Packet seq of an own ring made in the registration window, about to be
+ * reused while the window lasts: fdrd holds that ring and would copy the
+ * packet, should the process end before its threads hand their past over
+ * (daemon/collect.c, early_out). The slot was freed by the consumer
+ * (FDR_OUTPUT) after the ring stopped being held: its thread ended, or a
+ * flush went on without fdrd's answer (init.c, release_held). Its events
+ * are counted in the ledger, for the thread that recorded them, instead
+ * of vanishing from fdrd's copy uncounted (a program whose exit found fdrd
+ * too busy to answer in 3 s lost its first packet that way: the flush's
+ * packet carrying the ring's discards took its slot). Only while nothing
+ * of the ring was handed over: fdrd skips what was, and would count it
+ * twice. Every event of the packet is counted, selected or not (no route
+ * is known yet): an over-count, never a loss. */
+static void early_gone(const struct fdr__buf *b, uint64_t seq)
+{
+    if (!__atomic_load_n(&b->sent, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&fdr__buf_window, __ATOMIC_ACQUIRE))
+        return;
+    struct fdr__ledger *l = __atomic_load_n(&fdr__buf_ledger, __ATOMIC_ACQUIRE);
+    const struct fdr__buf_hdr *h = b->hdr;
+    for (unsigned i = 0; i < 32; i++)
+        if (__atomic_load_n(&h->handed_tid[i], __ATOMIC_RELAXED) ||
+            __atomic_load_n(&h->handed_below[i], __ATOMIC_RELAXED))
+            return;
+    struct fdr__pkt hdr;
+    const char *slot = fdr__ring_slot(h, &b->geom, seq);
+    if (!l || fdr__pkt_check(slot, &b->geom, seq, &hdr) < 0)
+        return;
+    struct fdr__classes t;
+    fdr__registry_classes(&t);
+    struct fdr__iter it;
+    struct fdr__event ev;
+    uint64_t n = 0;
+    fdr__iter_init(&it, slot, hdr.content_size / 8, &t);
+    while (fdr__iter_next(&it, &ev) > 0)
+        n++;
+    if (!n)
+        return;
+    struct fdr__ledger *e = ledger_find(l, hdr.tid);
+    __atomic_fetch_add(&(e ? e : &l[0])->count, n, __ATOMIC_RELAXED);
 }
 
 /* An event counted as discarded while nested or paused: in the ring's
