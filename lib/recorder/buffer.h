@@ -23,10 +23,11 @@ struct fdr__buf {
     int bad_ring;             /* its ring header was found corrupt, consumer only */
     uint32_t route;           /* 0: the process's own; else the fdrd route it came with */
     uint64_t bell_consumed;   /* its `consumed` + 1 when the doorbell was rung */
-    /* Non-zero: the consumer (FDR_OUTPUT) leaves the ring alone, because
-     * what its thread recorded may still be handed to fdrd's traces
-     * (backfill, writer.c): a written packet's slot is reused, and its
-     * events would then reach neither fdrd's trace nor its count. Set
+    /* Non-zero: the consumer (FDR_OUTPUT, fdr_flush too) writes the
+     * ring's packets out but frees no slot, because what its thread
+     * recorded may still be handed to fdrd's traces (backfill, writer.c):
+     * a written packet's slot reused took its events from fdrd's trace
+     * and its count. Set
      * when a thread takes the ring in the registration window, cleared
      * once the thread has moved to the routes that came (writer.c), when
      * the registration ends without an answer, and when the ring is put

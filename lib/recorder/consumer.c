@@ -17,9 +17,9 @@
  * change: it reads `produced` with an acquire load (pairs with the release
  * in fdr__writer_close_packet), writes packets [consumed, produced) and
  * then publishes `consumed` with a release store, which gives the slots
- * back to the writer (discard mode). Before writing any packet it makes
- * sure the metadata on disk knows every class registered so far, so the
- * files on disk are always a readable trace.
+ * back to the writer (discard mode; not a held ring's, buffer.h). Before
+ * writing any packet it makes sure the metadata on disk knows every class
+ * registered so far, so the files on disk are always a readable trace.
  *
  * Each packet is written as its header, with packet_size trimmed to the
  * content, followed by the content, once the one validator of every reader
@@ -364,15 +364,17 @@ static int pass_locked(void)
         struct fdr__buf *b = fdr__buf_at(i);
         struct fdr__buf_hdr *h = b->hdr;
         struct fdr__out_state *os = &out_states[b->index % OUT_STATES];
-        /* Its thread's past may still go to fdrd's traces (buffer.h):
-         * left in the ring until then. */
-        if (__atomic_load_n(&b->held, __ATOMIC_ACQUIRE))
-            continue;
+        /* Its thread's past may still go to fdrd's traces (buffer.h): its
+         * packets are written out, but their slots stay the writer's, not
+         * freed, until then (`consumed` in the ring stays where it is). A
+         * slot freed and reused took its events from fdrd's trace,
+         * uncounted (an fdr_flush while fdrd was stopped). */
+        int held = __atomic_load_n(&b->held, __ATOMIC_ACQUIRE) != 0;
         uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
         uint64_t consumed = os->consumed;
         /* The reader's line is ours: put back what a stray write changed
          * (a writer in discard mode waits on `consumed`). */
-        if (__atomic_load_n(&h->consumed, __ATOMIC_RELAXED) != consumed)
+        if (!held && __atomic_load_n(&h->consumed, __ATOMIC_RELAXED) != consumed)
             __atomic_store_n(&h->consumed, consumed, __ATOMIC_RELEASE);
         h->out_bytes = os->out_bytes;
         h->out_lost = os->out_lost;
@@ -426,7 +428,8 @@ static int pass_locked(void)
                 __atomic_store_n(&os->consumed, consumed + 1, __ATOMIC_RELEASE);
                 __atomic_store_n(&os->out_bytes, os->out_bytes + grown[i],
                                  __ATOMIC_RELEASE);
-                __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
+                if (!held)
+                    __atomic_store_n(&h->consumed, consumed + 1, __ATOMIC_RELEASE);
                 __atomic_store_n(&h->out_bytes, os->out_bytes, __ATOMIC_RELEASE);
             }
         }

@@ -70,26 +70,9 @@ static void carry_all_discards(uint64_t now)
     }
 }
 
-/* A flush writes every ring out, the held ones too (buffer.h): their
- * threads move to fdrd's routes first, after the registration's answer
- * (bounded, fdr__daemon_settle), so that their past is handed over before
- * the consumer frees its slots. */
-static void release_held(void)
-{
-    int any = 0;
-    for (uint32_t i = 0; i < fdr__buf_count() && !any; i++)
-        any = __atomic_load_n(&fdr__buf_at(i)->held, __ATOMIC_ACQUIRE) != 0;
-    if (!any)
-        return;
-    fdr__daemon_settle();
-    fdr__writers_move(0);
-    fdr__writers_unhold(1);
-}
-
 static int flush_all(int final)
 {
     int r = 0;
-    release_held();
     pthread_mutex_lock(&fdr__writers_lock);
     if (fdr__section_quiesce() < 0) {
         /* A writer could not be stopped (signal fallback, signal blocked):
@@ -109,7 +92,9 @@ static int flush_all(int final)
             struct fdr__buf *b = fdr__buf_at(i);
             struct fdr__buf_hdr *h = b->hdr;
             uint32_t keep = b->geom.n_packets - 1; /* not h's: it may be scribbled */
-            if (h->produced - h->consumed > keep)
+            /* A held ring's slots stay the writer's (consumer.c). */
+            if (!__atomic_load_n(&b->held, __ATOMIC_ACQUIRE) &&
+                h->produced - h->consumed > keep)
                 h->consumed = h->produced - keep;
         }
         r = fdr__consumer_drain(1);

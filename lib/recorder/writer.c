@@ -921,16 +921,20 @@ static int outgrown(const struct fdr__writer *w, uint64_t now)
            now < old->ts_begin + FDR__GROW_S * ticks_per_s();
 }
 
-/* Its own ring back to the pool (thread exit, or a larger one taken):
- * what this thread handed over stays handed once the next one takes it
- * (ring.h, handed_below). Writers lock held. */
+/* Its own ring back to the pool (thread exit, or a larger one taken),
+ * unless kept for fdrd's copy (keep_local): what this thread handed over
+ * stays handed once the next one takes it (ring.h, handed_below). Writers
+ * lock held. */
 static void put_local(struct fdr__writer *w)
 {
     struct fdr__buf_hdr *lh = w->local->hdr;
     for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
         if (lh->handed_tid[i] == (uint32_t)w->tid)
             __atomic_store_n(&lh->handed_below[i], lh->produced, __ATOMIC_RELEASE);
-    fdr__buf_put(w->local);
+    if (w->keep_local) /* its events wait there for fdrd (want_at_exit) */
+        __atomic_store_n(&w->local->held, 0, __ATOMIC_RELEASE);
+    else
+        fdr__buf_put(w->local);
 }
 
 /* Overwrite mode, into a ring no thread used yet: the thread's newest
@@ -1423,6 +1427,18 @@ void fdr__commit_slow(char *end, char *tail)
     leave_section(t);
 }
 
+/* Whether fdrd copies what w's thread recorded in its own ring for slot
+ * i, should the process end with it there (collect.c, early_out): the
+ * slot's route wants the thread's whole past (backfill), not handed over
+ * yet, and fdrd holds the ring (handed at registration, OWN_RING). */
+static int fdrd_copies(const struct fdr__writer *w, unsigned i)
+{
+    uint32_t route = __atomic_load_n(&fdr__routes[i], __ATOMIC_ACQUIRE);
+    return route && w->want_since[i] == 0 && w->backfilled[i] != route &&
+           __atomic_load_n(&fdr__route_backfill[i], __ATOMIC_RELAXED) == route &&
+           w->local->early && __atomic_load_n(&w->local->sent, __ATOMIC_ACQUIRE);
+}
+
 /* At thread exit, the routes that came after its last event; then a slot
  * still waiting for its ring (a burst of new
  * threads outran the rings fdrd sends): up to ~50 ms for one, so that what
@@ -1457,7 +1473,15 @@ static void want_at_exit(struct fdr__writer *w)
         fdr__writer_close_packet(w, fdr__now());
     for (uint32_t u = w->route_wanting; u; u &= u - 1) {
         unsigned i = (unsigned)__builtin_ctz(u);
-        if (!(w->want_counted >> i & 1)) {
+        if (!(w->want_counted >> i & 1) && fdrd_copies(w, i)) {
+            /* Left in the own ring, which fdrd copies per thread when the
+             * process ends: counted here as well, they were counted twice
+             * (the over-count of "resume", test-fdr-daemon-ended.py). The
+             * ring is kept from the next thread, whose packets would
+             * overwrite them and whose hand-over would mark them handed
+             * (put_local). What reused packets took is in want_lost. */
+            w->keep_local = 1;
+        } else if (!(w->want_counted >> i & 1)) {
             /* Its events in the own ring since it waited. */
             const struct fdr__buf *b = w->local;
             uint64_t produced = __atomic_load_n(&b->hdr->produced, __ATOMIC_RELAXED);

@@ -112,6 +112,10 @@
  *       waiting for any route, prints "recorded", sleeps MS ms and returns
  *       from main (exit 0): a short program, an idle one, or (MS large) one
  *       to kill (tests/programs/test-fdr-daemon-early.py)
+ *   session-prog flush N T   (with FDR_OUTPUT)
+ *       records N ses:tick (t = T, n = 0..N-1) at once, calls fdr_flush,
+ *       records N more (n = N..2N-1), prints "flushed" and exits 0 at end
+ *       of input (test-fdr-daemon-early.py, fdrd stopped meanwhile)
  *   session-prog brood K N
  *       a parent of two threads: main records N ses:tick (t = 0) at once,
  *       a second thread records N (t = 100000) and stays until the end;
@@ -862,6 +866,20 @@ int main(int argc, char **argv)
         unsigned long ms = strtoul(argv[3], NULL, 10);
         struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
         nanosleep(&ts, NULL);
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "flush") == 0) {
+        unsigned long n = strtoul(argv[2], NULL, 10);
+        int t = atoi(argv[3]);
+        for (unsigned long i = 0; i < 2 * n; i++) {
+            if (i == n && fdr_flush() < 0)
+                return 5;
+            fdr_trace(ses, tick, "t=%d n=%lu", t, i);
+        }
+        puts("flushed");
+        fflush(stdout);
+        while (fgets(line, sizeof line, stdin))
+            ;
         return 0;
     }
     if (argc == 5 && strcmp(argv[1], "die") == 0) {
