@@ -326,8 +326,14 @@ static int fork_children(int k, unsigned long n, int routed)
         }
     }
     int bad = 0, st;
-    while (wait(&st) > 0)
-        bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    pid_t pid;
+    while ((pid = wait(&st)) > 0)
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            bad++;
+            fprintf(stderr, "child %ld: %s %d\n", (long)pid,
+                    WIFEXITED(st) ? "exit" : "signal",
+                    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+        }
     return bad;
 }
 
