@@ -101,7 +101,8 @@ struct fdrd_route {
     unsigned nrings, cap;
     uint32_t index0;                      /* stream number of ring 0 (resume_dir) */
     char resume[FDR_PROTO_NAME_CAP + 32]; /* the directory it goes on in, or "" */
-    uint64_t held; /* bytes of its rings, against the trace's budget */
+    uint64_t held;  /* bytes of its rings, against the trace's budget */
+    unsigned spare; /* the larger ring given last (route_spare), from 1; 0: none */
     struct fdrd_ring *rings;
     int buf_top;         /* file-backed: the trace's buffer directory, or -1 */
     int buf_fd;          /* this process's directory in it, or -1 */
@@ -121,8 +122,10 @@ static struct fdrd_trace *trace_by_id(struct fdrd_server *s, uint32_t id)
 
 /* ---- rings ----------------------------------------------------------------- */
 
-/* Makes ring k of route r; its memfd in *fd. 0 or -1. */
-static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
+/* Makes ring k of route r, of `bytes` of packets (within the budget); its
+ * memfd in *fd. 0 or -1. */
+static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, uint64_t bytes,
+                     int *fd)
 {
     if (r->nrings == r->cap) {
         unsigned cap = r->cap ? 2 * r->cap : 8;
@@ -135,7 +138,7 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
     struct fdrd_ring *ring = &r->rings[r->nrings];
     memset(ring, 0, sizeof *ring); /* realloc'ed: out_bytes, out_lost from 0 */
     uint32_t packet = (uint32_t)t->packet_size;
-    uint32_t n = (uint32_t)(t->buffer_size / t->packet_size);
+    uint32_t n = (uint32_t)(bytes / t->packet_size);
     fdr__ring_budget(r->held, t->memory, &packet, &n);
     uint64_t size = FDR__BUF_HEADER + (uint64_t)n * packet;
     int m, named = 1;
@@ -187,13 +190,15 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, int *fd)
     return 0;
 }
 
-/* Sends up to `count` new rings of route r to c. */
+/* Sends up to `count` new rings of route r to c, of `bytes` each, as
+ * `kind` (FDR__BUFFER_RING, or GROW: route_spare). */
 static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
-                       const struct fdrd_trace *t, unsigned count)
+                       const struct fdrd_trace *t, unsigned count, uint64_t bytes,
+                       uint32_t kind)
 {
     for (unsigned i = 0; i < count && r->nrings < FDRD_ROUTE_RINGS_MAX; i++) {
         int fd;
-        if (ring_make(r, t, &fd) < 0) {
+        if (ring_make(r, t, bytes, &fd) < 0) {
             fdrd_log("client %lu (pid %ld): no ring for trace %s: %s", c->id,
                      (long)c->pid, t->name, strerror(errno));
             return;
@@ -201,7 +206,7 @@ static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
         struct fdr__msg_buffer b;
         memset(&b, 0, sizeof b);
         b.trace = t->id;
-        b.kind = FDR__BUFFER_RING;
+        b.kind = kind;
         b.size = r->rings[r->nrings - 1].g.size;
         b.route = r->id;
         fdr__proto_init(&b, sizeof b, FDR__MSG_BUFFER, 0);
@@ -217,6 +222,31 @@ static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
             return;
         }
     }
+}
+
+/* Rings that follow activity (a discard trace with grow_size): every
+ * thread starts with the trace's ring, and the process holds one larger
+ * ring that nobody used yet, while the trace's budget has room for it; a
+ * thread that finds its ring full moves to it (libfdr's writer.c,
+ * make_room), and this gives the next. Its pages cost nothing until
+ * written: RSS follows the threads that fill their rings, not the count
+ * of threads. The old ring is written out like any other. */
+static void route_spare(struct fdrd_client *c, struct fdrd_route *r,
+                        const struct fdrd_trace *t)
+{
+    if (!t || !t->grow_size || !t->active || r->mode != FDR__TRACE_DISCARD || c->dead)
+        return;
+    uint64_t size = FDR__BUF_HEADER + t->grow_size;
+    if (r->spare && r->spare <= r->nrings) {
+        const struct fdrd_ring *ring = &r->rings[r->spare - 1];
+        if (!__atomic_load_n(&ring->h->produced, __ATOMIC_RELAXED))
+            return; /* not taken yet */
+    }
+    if (r->held + size > t->memory || r->nrings >= FDRD_ROUTE_RINGS_MAX)
+        return;
+    give_rings(c, r, t, 1, t->grow_size, FDR__BUFFER_GROW);
+    if (r->nrings && r->rings[r->nrings - 1].g.size == size)
+        r->spare = r->nrings;
 }
 
 /* ---- writing out ---------------------------------------------------------- */
@@ -928,7 +958,8 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
     }
     if (c->dead)
         return; /* gone already (its messages read at its end): only the copy */
-    give_rings(c, r, t, 4);
+    give_rings(c, r, t, 4, t->buffer_size, FDR__BUFFER_RING);
+    route_spare(c, r, t);
     send_route(c, r, t, 1);
 }
 
@@ -973,7 +1004,8 @@ void fdrd_collect_need(struct fdrd_server *s, struct fdrd_client *c,
             continue; /* a route that ended meanwhile is not found */
         struct fdrd_trace *t = trace_by_id(s, r->trace_id);
         if (t)
-            give_rings(c, r, t, m->count < 64 ? m->count : 64);
+            give_rings(c, r, t, m->count < 64 ? m->count : 64, t->buffer_size,
+                       FDR__BUFFER_RING);
     }
 }
 
@@ -1372,8 +1404,10 @@ void fdrd_collect_pass(struct fdrd_server *s)
 {
     for (unsigned i = 0; i < s->nclients; i++) {
         struct fdrd_client *c = s->clients[i];
-        for (struct fdrd_route *r = c->col ? c->col->routes : NULL; r; r = r->next)
+        for (struct fdrd_route *r = c->col ? c->col->routes : NULL; r; r = r->next) {
             route_pass(c, r);
+            route_spare(c, r, trace_by_id(s, r->trace_id));
+        }
     }
 }
 

@@ -95,7 +95,7 @@ void fdrd_persist_save(const struct fdrd_traces *ts, const struct fdrd_trace *t)
     /* The request that made it, with what fdrd chose (its output). */
     *c = (struct fdr__msg_create){.mode = t->mode,
                                   .mask = t->mask,
-                                  .buffer_size = t->buffer_size,
+                                  .buffer_size = t->grow_size ? 0 : t->buffer_size,
                                   .packet_size = t->packet_size,
                                   .memory = t->memory,
                                   .relayd_ctl = t->relay_opts.ctl_port,

@@ -20,7 +20,9 @@
  * Sizes: the packet is a power of two from 4 KiB to 16 MiB; the buffer
  * (per thread ring) holds at least 2 packets, a whole number of them, and
  * at most 1 GiB. 0 asks for the default (64 KiB packets; a 1 MiB buffer,
- * or 4 packets if that is more).
+ * or 4 packets if that is more); in a discard trace the default ring is
+ * where a thread starts, and one that fills it moves to an 8 MiB ring
+ * while the trace's memory budget has room (collect.c, route_spare).
  *
  * The event selection is a list of items of the pattern language
  * (lib/common/pattern.h), applied in order, the last match deciding, as
@@ -237,6 +239,14 @@ int fdrd_traces_create(struct fdrd_traces *ts, const struct fdr__msg_create *m, 
     t->mask = m->mask;
     t->buffer_size = buffer;
     t->packet_size = packet;
+    /* Busy threads of a discard trace get the room an embedded trace to
+     * disk has (8 MiB), the others keep the default: only when the size
+     * was not asked for. Not file-backed rings: fdrd reads their headers
+     * only under its guard (collect.c). */
+    uint64_t grow = FDRD_GROW_DEFAULT / packet * packet;
+    if (m->mode == FDR__TRACE_DISCARD && !m->buffer_size && grow > buffer &&
+        !(m->flags & FDR__CREATE_FILE_BUFFERS))
+        t->grow_size = grow;
     t->memory = memory;
     t->id = ++last_id;
     t->buf_fd = -1;

@@ -10,6 +10,9 @@
 #include "relay.h"
 
 #define FDRD_BUFFER_DEFAULT (1u << 20)
+/* A discard trace's rings with the default size grow to this for the
+ * threads that fill them (collect.c, route_spare). */
+#define FDRD_GROW_DEFAULT (8u << 20)
 #define FDRD_PACKET_DEFAULT (64u << 10)
 #define FDRD_PACKET_MIN (4u << 10)
 #define FDRD_PACKET_MAX (16u << 20)
@@ -24,6 +27,9 @@ struct fdrd_trace {
     char outdir[FDR_PROTO_PATH_CAP];
     uint32_t mode, mask, active;
     uint64_t buffer_size, packet_size;
+    /* Discard traces with the default ring: what a thread that fills its
+     * ring moves to (collect.c, route_spare), else 0 (no growth). */
+    uint64_t grow_size;
     uint64_t memory;                 /* ring budget of one process */
     uint32_t snapshots;              /* taken so far, to name the next */
     uint32_t nitems, len;            /* the event selection: */

@@ -240,10 +240,13 @@ struct fdr__msg_unregister_provider {
  * holding one ring (common/ring.h) that fdrd made and keeps mapped: its
  * header says its geometry and stream index, which the process checks
  * against `size` before using it. kind DOORBELL: an eventfd the process
- * writes 1 to when a ring of the trace is half full (size 0).
+ * writes 1 to when a ring of the trace is half full (size 0). kind GROW:
+ * a RING kept for a thread that fills its ring (a larger one: fdrd's
+ * collect.c, route_spare; libfdr's writer.c, grow_routed), never the
+ * first ring of a thread.
  * `route` is the ROUTE generation the buffer belongs to.
  *   16 trace | 20 kind | 24 size u64 | 32 route u32 | 36 pad | 40 */
-enum { FDR__BUFFER_RING = 0, FDR__BUFFER_DOORBELL = 1 };
+enum { FDR__BUFFER_RING = 0, FDR__BUFFER_DOORBELL = 1, FDR__BUFFER_GROW = 2 };
 struct fdr__msg_buffer {
     struct fdr__msg_hdr h;
     uint32_t trace;

@@ -336,6 +336,7 @@ uint64_t (*fdr__buf_dead_lost_hook)(const struct fdr__buf *b) =
  * after the writers lock when both are held. */
 static pthread_mutex_t route_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fdr__buf *routed_free; /* rings of routes, free */
+uint32_t fdr__buf_routed_gen;
 static int doorbell = -1;
 
 void fdr__buf_route_lock(void)
@@ -389,7 +390,7 @@ static int route_live(uint32_t route)
     return 0;
 }
 
-int fdr__buf_adopt(int fd, uint64_t size, uint32_t route)
+int fdr__buf_adopt(int fd, uint64_t size, uint32_t route, int grow)
 {
     /* fdrd runs as our user (checked at connect) and sealed the size; the
      * header it wrote must still describe a ring that fits. */
@@ -421,11 +422,13 @@ int fdr__buf_adopt(int fd, uint64_t size, uint32_t route)
     b->index = g.index;
     b->out_fd = -1;
     b->route = route;
+    b->grow = grow != 0;
     pthread_mutex_lock(&route_lock);
     int live = route_live(route);
     if (live) {
         b->next_free = routed_free;
         routed_free = b;
+        __atomic_add_fetch(&fdr__buf_routed_gen, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&route_lock);
     if (!live)
@@ -483,8 +486,10 @@ struct fdr__buf *fdr__buf_get_routed(uint32_t route, int fresh)
 {
     pthread_mutex_lock(&route_lock);
     struct fdr__buf *b = NULL, **at = NULL;
+    /* Not the rings kept for the threads that fill theirs
+     * (fdr__buf_grow_routed). */
     for (struct fdr__buf **p = &routed_free; *p; p = &(*p)->next_free)
-        if ((*p)->route == route) {
+        if ((*p)->route == route && !(*p)->grow) {
             int unused = !__atomic_load_n(&(*p)->hdr->produced, __ATOMIC_RELAXED);
             if (!at || unused == (fresh != 0))
                 at = p;
@@ -500,9 +505,29 @@ struct fdr__buf *fdr__buf_get_routed(uint32_t route, int fresh)
         take_lost(b, 1);
     unsigned left = 0;
     for (struct fdr__buf *q = routed_free; q && left < 2; q = q->next_free)
-        left += q->route == route;
+        left += q->route == route && !q->grow;
     if (left < 2)
         fdr__buf_low_hook(route);
+    pthread_mutex_unlock(&route_lock);
+    return b;
+}
+
+struct fdr__buf *fdr__buf_grow_routed(const struct fdr__buf *old)
+{
+    if (old->route <= __atomic_load_n(&fdr__route_dead_max, __ATOMIC_RELAXED))
+        return NULL; /* nobody writes a dead fdrd's rings out */
+    pthread_mutex_lock(&route_lock);
+    struct fdr__buf **at = NULL;
+    for (struct fdr__buf **p = &routed_free; *p; p = &(*p)->next_free)
+        if ((*p)->route == old->route && (*p)->grow &&
+            (*p)->geom.size > (at ? (*at)->geom.size : old->geom.size))
+            at = p;
+    struct fdr__buf *b = at ? *at : NULL;
+    if (b) {
+        *at = b->next_free;
+        b->next_free = NULL;
+        take_lost(b, 1);
+    }
     pthread_mutex_unlock(&route_lock);
     return b;
 }
@@ -515,6 +540,7 @@ void fdr__buf_put_routed(struct fdr__buf *b)
         b->next_free = routed_free;
         routed_free = b;
         take_lost(b, 0);
+        __atomic_add_fetch(&fdr__buf_routed_gen, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&route_lock);
     if (!keep)

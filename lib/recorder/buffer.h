@@ -42,6 +42,7 @@ struct fdr__buf {
      * (daemon.c, atomic). Until then its thread records nothing in it
      * while the window lasts, and counts in fdr__buf_ledger (writer.c). */
     uint32_t sent;
+    uint32_t grow; /* a routed ring for threads that fill theirs (fdr__buf_adopt) */
 };
 
 /* The ledger of the first own ring fdrd holds (common/ring.h), NULL while
@@ -107,11 +108,12 @@ extern uint32_t fdr__routes[FDR__ROUTE_SLOTS]; /* route per slot, 0: none */
 /* The route of the slot when its trace wants what threads recorded
  * before it came (FDR__ROUTE_BACKFILL), else 0. */
 extern uint32_t fdr__route_backfill[FDR__ROUTE_SLOTS];
-/* Maps a ring fdrd made (fd is kept): checks its header against `size`.
+/* Maps a ring fdrd made (fd is kept): checks its header against `size`;
+ * `grow`: one for a thread that fills its ring (fdr__buf_grow_routed).
  * A ring of a current route or of one not announced yet (fdrd sends rings
  * before their route) is kept; one of a route that ended is unmapped.
  * Returns 0, or -EINVAL (then fd is closed). */
-int fdr__buf_adopt(int fd, uint64_t size, uint32_t route);
+int fdr__buf_adopt(int fd, uint64_t size, uint32_t route, int grow);
 /* Adds n events to what route lost (threads that ended before a ring of it
  * came): put in the count of a free ring of it that was used (fdrd reports
  * it), else reported by the next ring of the route taken. */
@@ -121,6 +123,14 @@ void fdr__buf_route_lost(uint32_t route, uint64_t n);
  * threads with past events to hand over: backfill needs a stream that has
  * no later ones); 1: an unused one if there is one; 2: only an unused one. */
 struct fdr__buf *fdr__buf_get_routed(uint32_t route, int fresh);
+/* A free ring of old's route kept for growth and larger than old (fdrd
+ * keeps one ready for a discard trace whose rings grow: daemon/collect.c,
+ * route_spare), the largest, or NULL. fdr__buf_get_routed never gives
+ * those: a thread gets one only once it fills its ring. */
+struct fdr__buf *fdr__buf_grow_routed(const struct fdr__buf *old);
+/* Bumped when a routed ring becomes free (fdrd sent it, or a thread gave
+ * it back): a thread that found none larger looks again only then. */
+extern uint32_t fdr__buf_routed_gen;
 /* Gives back a ring of a route: kept while its route is current, else
  * unmapped (fdrd keeps its own mapping). */
 void fdr__buf_put_routed(struct fdr__buf *b);

@@ -831,11 +831,12 @@ static int handle_msg(const uint64_t *buf, long n, int *fds, int nfds)
         const struct fdr__msg_buffer *b = (const void *)buf;
         if (b->kind == FDR__BUFFER_DOORBELL)
             fdr__buf_set_doorbell(fds[0]);
-        else if (b->kind == FDR__BUFFER_RING && b->route) {
+        else if ((b->kind == FDR__BUFFER_RING || b->kind == FDR__BUFFER_GROW) &&
+                 b->route) {
             /* Announced ahead of its route: its number is taken too. */
             if (b->route + base > route_max)
                 route_max = b->route + base;
-            fdr__buf_adopt(fds[0], b->size, b->route + base);
+            fdr__buf_adopt(fds[0], b->size, b->route + base, b->kind == FDR__BUFFER_GROW);
         } else
             close(fds[0]); /* a ring of a route that ended */
         return 0;

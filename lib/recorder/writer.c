@@ -1021,6 +1021,28 @@ static void grow(struct fdr__writer *w, uint64_t now)
     pthread_mutex_unlock(&fdr__writers_lock);
 }
 
+/* w's ring of an fdrd trace (the primary, no packet open) is full: a
+ * thread that fills it faster than fdrd writes it out moves to a larger
+ * free ring of its route, which fdrd keeps ready for a discard trace
+ * whose rings grow (daemon/collect.c, route_spare). The full ring goes
+ * back to the route's free rings: fdrd writes it out like an ended
+ * thread's, and the discards it counted that no packet reported yet are
+ * reported by its next packet (whoever takes it) or by fdrd at the
+ * route's end (common/drain.h). No event is copied or dropped. */
+static void grow_routed(struct fdr__writer *w)
+{
+    uint32_t gen = __atomic_load_n(&fdr__buf_routed_gen, __ATOMIC_RELAXED);
+    if (gen == w->grow_gen)
+        return; /* no ring became free since none was larger */
+    struct fdr__buf *b = fdr__buf_grow_routed(w->buf);
+    if (!b) {
+        w->grow_gen = gen;
+        return;
+    }
+    fdr__buf_put_routed(w->buf);
+    w->buf = w->lane[w->pslot - 1].buf = b;
+}
+
 /* Finds room for `total` bytes in the current packet, switching packets if
  * needed. Returns the write position (and in *tail the packet's tail) or
  * NULL (event discarded). `end` may have been pulled down while the packet
@@ -1050,6 +1072,8 @@ static char *make_room(struct fdr__writer *w, size_t total, uint64_t *nowp, char
         reroute(w, now);
     if (big ? may_grow(w, now) : outgrown(w, now))
         grow(w, now);
+    else if (w->pslot && ring_full(w->buf))
+        grow_routed(w);
     if (total > FDR__PKT_ROOM(w->buf->geom.packet_size))
         return NULL;
     /* A ring another thread used (fdrd's rings pass from a thread that

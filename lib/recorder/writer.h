@@ -49,6 +49,7 @@ struct fdr__writer {
     uint64_t local_lost0; /* its own ring's discarded events when it took it */
     uint64_t grow_after;  /* no larger own ring asked for before this time */
     uint64_t took_at;     /* when it took its own ring (writer.c, outgrown) */
+    uint32_t grow_gen;    /* fdr__buf_routed_gen when no larger routed ring was free */
     char *scratch;        /* where an event not written in a ring is built */
     /* A slot waiting for a ring (fdrd sends them after the route, more on
      * request): since when, its own ring's discarded count then, and the

@@ -158,6 +158,11 @@ fdr_prog_test(fdr-daemon-bounds bounds 300)
 # their events in a used ring, in a packet of their own.
 fdr_prog_test(fdr-daemon-memory memory 600)
 
+# fdr-daemon-grow: through a discard trace of fdrd, a thread that fills
+# its ring moves to the larger one fdrd keeps ready (fdrd stopped: no
+# event discarded, exact, bt2); idle threads keep their small rings.
+fdr_prog_test(fdr-daemon-grow grow 600)
+
 # fdr-daemon-traces: four traces at once with their own selections and
 # filter masks (exact per thread and trace, bt2); 32 traces at once; a
 # trace created/started/stopped/destroyed 50 times while 4 threads record

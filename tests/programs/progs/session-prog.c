@@ -72,6 +72,12 @@
  *       ses:tick (t, n = 0..N-1) and waits; prints "done" once all have,
  *       and at the end of input lets them end and exits 0 (the memory
  *       budget's test: their rings are all held while it waits)
+ *   session-prog grow IDLE N   (with FDR_EVENTS=-ses:*)
+ *       once routed, IDLE threads (at most 64) record one ses:tick each
+ *       (t = 1..IDLE, n = 0) and wait; prints "idle" once they have; at
+ *       the line "go" main records N ses:tick (t = 0, n = 0..N-1) as fast
+ *       as it can and prints "done"; at the end of input lets the threads
+ *       end and exits 0 (test-fdr-daemon-grow.py)
  *   session-prog pipe THREADS END MS   (with FDR_EVENTS=-ses:*)
  *       once routed into a trace that takes ses:tick (fdr_enabled),
  *       THREADS threads record ses:tick (t, n = 0, 1, ...) in blocks of
@@ -548,6 +554,43 @@ static void tick_done(int t)
     for (unsigned long n = 0; n < go_n; n++)
         fdr_trace(ses, tick, "t=%d n=%lu", t, n);
     __atomic_fetch_add(&go_done, 1, __ATOMIC_RELEASE);
+}
+
+/* "grow": idle threads record once (tick_done, go_n 1) and wait. */
+static void *grow_idle(void *arg)
+{
+    tick_done((int)(intptr_t)arg);
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    return NULL;
+}
+
+static int grow(int idle, unsigned long n)
+{
+    wait_routed();
+    pthread_t th[64];
+    int made = 0;
+    go_n = 1;
+    while (made < idle && made < 64 &&
+           pthread_create(&th[made], NULL, grow_idle, (void *)(intptr_t)(made + 1)) == 0)
+        made++;
+    while (__atomic_load_n(&go_done, __ATOMIC_ACQUIRE) < made)
+        usleep(1000);
+    printf("%s\n", made == idle ? "idle" : "no threads");
+    fflush(stdout);
+    char line[64];
+    if (fgets(line, sizeof line, stdin)) {
+        for (unsigned long i = 0; i < n; i++)
+            fdr_trace(ses, tick, "t=%d n=%lu", 0, i);
+        puts("done");
+        fflush(stdout);
+    }
+    while (fgets(line, sizeof line, stdin))
+        ;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    while (made)
+        pthread_join(th[--made], NULL);
+    return 0;
 }
 
 static pthread_barrier_t many_end;
@@ -1081,6 +1124,8 @@ int main(int argc, char **argv)
         return pipe_mode(atoi(argv[2]), argv[3], (unsigned)atoi(argv[4]));
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "many") == 0)
         return many(atoi(argv[2]), strtoul(argv[3], NULL, 10), argc == 5);
+    if (argc == 4 && strcmp(argv[1], "grow") == 0)
+        return grow(atoi(argv[2]), strtoul(argv[3], NULL, 10));
     if (argc == 4 && strcmp(argv[1], "waiters") == 0)
         return waiters(atoi(argv[2]), strtoul(argv[3], NULL, 10));
     if (argc == 3 && strcmp(argv[1], "shrink") == 0)
@@ -1092,7 +1137,7 @@ int main(int argc, char **argv)
             "go THREADS N [kill] | storm THREADS | many THREADS N [go] |\n"
             "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N |\n"
             "scribble ROUNDS [SEED] | bounds packet|content | pace THREADS [BURST] |\n"
-            "resume THREADS | shrink N | waiters THREADS N |\n"
+            "resume THREADS | shrink N | waiters THREADS N | grow IDLE N |\n"
             "soak THREADS N END | quick N MS [T] | brood K N | spawn N\n");
     return 2;
 }
