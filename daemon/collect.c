@@ -82,10 +82,12 @@ struct fdrd_ring {
     /* live traces (live_out): packets are numbered by fdrd; the open
      * packet `part_seq` is in the file up to byte part_bytes of its slot */
     uint64_t out_seq, part_seq, part_bytes, part_ts, part_discarded;
-    uint64_t pending_ns; /* since when its committed part waits, 0: none */
-    uint64_t touched_ns; /* live: when its file's mtime was last set (live_touch) */
-    int file;            /* a file-backed ring: read under ring_guard */
-    int dead;            /* it faulted (its file shrunk): never read again */
+    uint64_t pending_ns;  /* since when its committed part waits, 0: none */
+    uint64_t touched_ns;  /* live: when its file's mtime was last set (live_mark) */
+    uint64_t complete_rt; /* live: CLOCK_REALTIME ns when the file last held every
+                           * committed event (live_mark), 0: not yet */
+    int file;             /* a file-backed ring: read under ring_guard */
+    int dead;             /* it faulted (its file shrunk): never read again */
 };
 
 struct fdrd_route {
@@ -531,20 +533,41 @@ static uint64_t last_event(const char *slot, const struct fdr__pkt *hdr, uint64_
     return good;
 }
 
-/* A live ring whose file holds every event committed so far (nothing
- * waits): its stream file's mtime says so, at most every quarter period.
- * relay.c's live beacons never claim a time later than a period before
- * the mtime, so that no event sent later is older than a beacon sent
- * before it (babeltrace2's lttng-live stops at a stream whose time goes
- * back). Costs a futimens per live ring per quarter period. */
-static void live_touch(struct fdrd_ring *ring, const struct fdrd_route *r)
+static uint64_t real_ns(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A live ring's stream file's mtime is the last time the file held every
+ * event committed then (relay.c's live beacons claim nothing later than a
+ * period before it, so that no event sent later is older than a beacon
+ * sent before it: babeltrace2's lttng-live stops at a stream whose time
+ * goes back). check_rt was read before the turn loaded the ring's
+ * positions; `left`: a committed part is still unwritten (waiting its half
+ * period), so the time stays the last one with none, or 1 s after the
+ * epoch while there was none (relay.c: then no beacon past what was
+ * sent). A write set the mtime to now, which claimed the events still
+ * waiting were in the file (a slow fdrd at load 30 made lttng-live
+ * abort): it is set back at once; otherwise at most every quarter period.
+ * Before, the mtime was simply the last write's or touch's. */
+static void live_mark(struct fdrd_ring *ring, const struct fdrd_route *r,
+                      uint64_t check_rt, int left, int wrote)
+{
+    if (ring->out_fd < 0)
+        return;
+    if (!left)
+        ring->complete_rt = check_rt;
     uint64_t now = mono_ns();
-    if (ring->out_fd >= 0 && !ring->pending_ns &&
-        now - ring->touched_ns >= r->live_ns / 4) {
-        futimens(ring->out_fd, NULL);
-        ring->touched_ns = now;
-    }
+    if (!wrote && (left || now - ring->touched_ns < r->live_ns / 4))
+        return;
+    uint64_t t = ring->complete_rt ? ring->complete_rt : 1000000000ull;
+    struct timespec ts[2] = {
+        {.tv_nsec = UTIME_OMIT},
+        {.tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u)}};
+    futimens(ring->out_fd, ts);
+    ring->touched_ns = now;
 }
 
 /* A live trace's ring (streamed to relayd, or tailed by the scope, with a period):
@@ -559,6 +582,7 @@ static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
     struct fdrd_ring *ring = &r->rings[k];
     struct fdr__buf_hdr *h = ring->h;
     const struct fdr__ring_geom *g = &ring->g;
+    uint64_t check_rt = real_ns(); /* before the loads: live_mark */
     uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
     uint64_t consumed = __atomic_load_n(&h->consumed, __ATOMIC_RELAXED);
     struct fdr__open_packet op;
@@ -567,9 +591,11 @@ static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
         open = 0;
     if ((produced == consumed && !open && !force) ||
         (produced == 0 && ring->out_fd < 0 && !open)) {
-        live_touch(ring, r);
+        live_mark(ring, r, check_rt, 0, 0);
         return; /* nothing new; or never used: no stream file */
     }
+    uint64_t bytes0 = ring->out_bytes, lost0 = ring->out_lost;
+    int left = open == 1; /* until the open packet's committed part is written */
     if (consumed > produced || produced - consumed > g->n_packets)
         consumed = produced > g->n_packets ? produced - g->n_packets : 0;
     struct fdr__classes t;
@@ -608,6 +634,7 @@ static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
             hdr.ts_begin >= ring->st.last_ts && hdr.seq >= ring->st.next_seq) {
             uint64_t to = last_event(slot, &hdr, from, op.bytes, &t, &last);
             uint64_t now = mono_ns();
+            left = to > from;
             if (to > from && !ring->pending_ns)
                 ring->pending_ns = now;
             if (to > from && (force || now - ring->pending_ns >= r->live_ns / 2)) {
@@ -619,10 +646,10 @@ static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
                     ring->part_ts = last;
                 }
                 ring->pending_ns = 0;
+                left = 0;
             }
         }
     }
-    live_touch(ring, r);
     if (force) {
         /* Events discarded that no packet reports yet: a header-only
          * packet after the last one says them (never the first). */
@@ -638,6 +665,8 @@ static void live_out(const struct fdrd_client *c, struct fdrd_route *r, unsigned
             }
         }
     }
+    live_mark(ring, r, check_rt, left,
+              ring->out_bytes != bytes0 || ring->out_lost != lost0);
 }
 
 /* ---- the SIGBUS guard of file-backed rings -------------------------------- */

@@ -612,12 +612,15 @@ static uint64_t ns_to_cycles(uint64_t ns, uint64_t freq)
 }
 
 /* What a beacon of stream s says: "nothing before this time", in the
- * process's clock. A period before the last time the collector wrote the
- * stream file or said (its mtime: collect.c, live_touch) that it held
- * every committed event: an event written later was committed after
- * that, or waited at most half a period to be flushed, so no event sent
- * later is older than the beacon (lttng-live stops at a stream whose
- * time goes back). Never before what was sent last. A collector held up
+ * process's clock. A period before the last time the stream file held
+ * every event committed then (its mtime: collect.c, live_mark, which
+ * sets it back after a write that left a part waiting): an event written
+ * later was committed after that, or was being written at that moment
+ * by a thread preempted for less than a period, so no event sent later
+ * is older than the beacon (lttng-live stops at a stream whose time goes
+ * back). Before, the mtime was the last write's, which could claim the
+ * events still waiting for their half period: a slow fdrd at load 30
+ * made lttng-live abort. Never before what was sent last. A collector held up
  * for more than STALE_PERIODS periods (a stopped fdrd) is taken for a
  * process that ended: the one case left where a beacon may run ahead. */
 static uint64_t beacon_ts(const struct fdrd_relay *r, const struct rproc *p,
@@ -628,6 +631,9 @@ static uint64_t beacon_ts(const struct fdrd_relay *r, const struct rproc *p,
         return s->last_ts;
     uint64_t ns =
         (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    if (ns < 2000000000ull)
+        return s
+            ->last_ts; /* the file never held every event yet (collect.c, live_mark) */
     uint64_t now = now_ns(CLOCK_REALTIME), period = (uint64_t)r->o.live_us * 1000;
     /* A file the collector has not touched for STALE_PERIODS periods (at
      * least STALE_MIN_NS) is a process's that ended (its last turn wrote
