@@ -161,6 +161,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -310,18 +311,44 @@ static void *forks_thread(void *arg)
     return NULL;
 }
 
+/* A forked child's safety net: 300 s, then its stack on stderr (the test
+ * prints it) and SIGALRM's status, so that a hang says where it waited
+ * (a GCC 12 libasan fork hang, test-safety-fork.c, shows frames of
+ * libasan under malloc). */
+static void child_alarm(int sig)
+{
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, n, 2);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void child_safety_net_load(void)
+{
+    void *f[2];
+    backtrace(f, 2); /* libgcc's unwinder loaded in the parent, before any hang */
+}
+
+static void child_safety_net(void)
+{
+    signal(SIGALRM, child_alarm);
+    alarm(300); /* a busy machine may take long */
+}
+
 /* Forks k children that record n ses:tick each (t = their number, from
  * 1): `routed`, once fdrd routed them, ending with _exit (forks); else at
  * once, ending with exit (brood). -1 when a fork failed, else the number
  * of children that did not exit 0, all waited for. */
 static int fork_children(int k, unsigned long n, int routed)
 {
+    child_safety_net_load();
     for (int c = 0; c < k; c++) {
         pid_t pid = fork();
         if (pid < 0)
             return -1;
         if (pid == 0) {
-            alarm(300); /* a safety net only: a busy machine may take long */
+            child_safety_net();
             if (routed)
                 wait_routed();
             for (unsigned long i = 0; i < n; i++)
@@ -1029,11 +1056,12 @@ int main(int argc, char **argv)
         wait_routed();
         for (unsigned long i = 0; i < n; i++)
             fdr_trace(ses, tick, "t=%d n=%lu", 0, i);
+        child_safety_net_load();
         pid_t pid = fork();
         if (pid < 0)
             return 5;
         if (pid == 0) {
-            alarm(300); /* a safety net only: a busy machine may take long */
+            child_safety_net();
             wait_routed();
             for (unsigned long i = 0; i < n; i++)
                 fdr_trace(ses, tick, "t=%d n=%lu", 1, i);
