@@ -407,6 +407,37 @@ def early_check(what, ev, lost, pid, want, t_any=False):
     return sum(len(es) for es in ev.get(pid, {}).values())
 
 
+def sanitizer_hangs(stderr):
+    """The pids of forked children whose safety net (session-prog.c,
+    child_alarm) printed a stack inside the sanitizer runtime: after the
+    signal's return (libc), the first frame outside libc an unnamed
+    address of libasan or libtsan. GCC 12's runtimes take no locks around
+    fork(): a child forked while a parent thread held one of the
+    allocator's waits forever (seen at its exit, in LeakSanitizer's check:
+    test-safety-fork.c has a 20-line reproduction). Any other stack is
+    fdr's, and not in this set."""
+    import re
+    hung, pid, past, verdict = set(), None, False, None
+
+    def close():
+        if pid is not None and verdict:
+            hung.add(pid)
+    for line in stderr.splitlines():
+        m = re.match(r"child (\d+) hung; its stack:$", line)
+        if m:
+            close()
+            pid, past, verdict = int(m.group(1)), False, None
+            continue
+        if pid is None or verdict is not None or not re.search(r"\[0x[0-9a-f]+\]$", line):
+            continue
+        libc = "libc.so" in line
+        past = past or libc
+        if past and not libc:
+            verdict = ("libasan" in line or "libtsan" in line) and "(+0x" in line
+    close()
+    return hung
+
+
 def early_gone(s):
     """Until fdrd lists no process (every one it saw has gone)."""
     wait_for(lambda: not s.json("list", "processes", "--json")["processes"],

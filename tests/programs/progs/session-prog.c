@@ -317,6 +317,16 @@ static void *forks_thread(void *arg)
  * libasan under malloc). */
 static void child_alarm(int sig)
 {
+    /* "child PID hung; its stack:" with async-signal-safe calls only */
+    char head[64] = "child ", digits[16];
+    size_t at = 6, k = 0;
+    for (unsigned long v = (unsigned long)getpid(); v || !k; v /= 10)
+        digits[k++] = (char)('0' + v % 10);
+    while (k)
+        head[at++] = digits[--k];
+    memcpy(head + at, " hung; its stack:\n", 18);
+    if (write(2, head, at + 18) < 0)
+        _exit(99);
     void *frames[64];
     int n = backtrace(frames, 64);
     backtrace_symbols_fd(frames, n, 2);
