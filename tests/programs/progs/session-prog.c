@@ -161,7 +161,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#if defined(__GLIBC__) /* musl has no execinfo.h: no stack is printed there */
 #include <execinfo.h>
+#else
+static int backtrace(void **frames, int n)
+{
+    (void)frames;
+    (void)n;
+    return 0;
+}
+static void backtrace_symbols_fd(void *const *frames, int n, int fd)
+{
+    (void)frames;
+    (void)n;
+    (void)fd;
+}
+#endif
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
