@@ -69,6 +69,7 @@ endforeach()
 add_executable(session-prog ${CMAKE_CURRENT_LIST_DIR}/progs/session-prog.c)
 target_link_libraries(session-prog PRIVATE fdr Threads::Threads)
 target_include_directories(session-prog PRIVATE ${FDR_TESTS_DIR}/lib)
+target_include_directories(session-prog PRIVATE ${FDR_TESTS_DIR}/lib)
 fdr_prog_test(fdr-session-libfdr libfdr 300)
 
 # fdr-daemon-collect: fdrd gives programs their rings (sealed memfds) and

@@ -30,22 +30,6 @@
  * passes through one counts as a hang). */
 #define _GNU_SOURCE
 #include <errno.h>
-#if defined(__GLIBC__) /* musl has no execinfo.h: no stack is printed there */
-#include <execinfo.h>
-#else
-static int backtrace(void **frames, int n)
-{
-    (void)frames;
-    (void)n;
-    return 0;
-}
-static void backtrace_symbols_fd(void *const *frames, int n, int fd)
-{
-    (void)frames;
-    (void)n;
-    (void)fd;
-}
-#endif
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -57,6 +41,8 @@ static void backtrace_symbols_fd(void *const *frames, int n, int fd)
 #include <unistd.h>
 
 #include <fdr/fdr.h>
+
+#include "stack.h"
 
 #include "check.h"
 

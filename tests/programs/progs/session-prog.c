@@ -161,22 +161,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#if defined(__GLIBC__) /* musl has no execinfo.h: no stack is printed there */
-#include <execinfo.h>
-#else
-static int backtrace(void **frames, int n)
-{
-    (void)frames;
-    (void)n;
-    return 0;
-}
-static void backtrace_symbols_fd(void *const *frames, int n, int fd)
-{
-    (void)frames;
-    (void)n;
-    (void)fd;
-}
-#endif
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -185,6 +169,8 @@ static void backtrace_symbols_fd(void *const *frames, int n, int fd)
 #include <unistd.h>
 
 #include <fdr/fdr.h>
+
+#include "stack.h"
 
 #include "overclaim.h"
 
