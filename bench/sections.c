@@ -1029,6 +1029,10 @@ static int relay_rows(const bench_sections_ctx *c)
             stream_bytes = 0;
             nftw(k ? rout : out, add_stream, 16, FTW_PHYS);
             if (rc || prog_ns <= 0 || !stream_bytes) {
+                fprintf(stderr, "  relay %s: run %d not measured: %s\n", names[k], r + 1,
+                        rc ? "a command failed (its message above)"
+                        : prog_ns <= 0 ? "the program printed no elapsed_ns"
+                                       : "no stream bytes on disk");
                 bad++;
                 continue;
             }

@@ -314,6 +314,35 @@ def per_thread(path):
     return ns, lost
 
 
+def whole_packets(trace):
+    """A copy of trace (a process directory at relayd, little-endian)
+    holding only the whole packets of its stream files, without relayd's
+    index: relayd killed while it wrote a packet, or a sender killed while
+    it sent one (relayd writes what it receives as it comes), leaves that
+    packet cut, which no reader opens (babeltrace2: "Failed to index CTF
+    stream file"). The copy lives beside the test's other output; the
+    caller removes it."""
+    import glob
+    import shutil
+    import struct
+    copy = trace + ".whole"
+    shutil.rmtree(copy, ignore_errors=True)
+    os.mkdir(copy)
+    shutil.copy(os.path.join(trace, "metadata"), copy)
+    for f in glob.glob(os.path.join(trace, "stream_*")):
+        with open(f, "rb") as k:
+            data = k.read()
+        off = 0
+        while off + 100 <= len(data):
+            magic, _, _, _, _, ps, _, _ = struct.unpack_from("<I16xQQQQQQQ", data, off)
+            if magic != 0xC1FC1FC1 or ps < 800 or ps % 8 or off + ps // 8 > len(data):
+                break
+            off += ps // 8
+        with open(os.path.join(copy, os.path.basename(f)), "wb") as k:
+            k.write(data[:off])
+    return copy
+
+
 def bt_total(path):
     """Events + discarded events of the trace at path as bt2 reads it now,
     or None while it does not read: a reader racing its writer (relayd

@@ -195,30 +195,6 @@ def totals(path):
     return out, ns
 
 
-def whole_packets(trace):
-    """A copy of trace (a process directory at relayd) holding only the
-    whole packets of its stream files, without relayd's index: relayd
-    killed while it wrote a packet leaves that packet cut, which no reader
-    opens (babeltrace2: "Failed to index CTF stream file"). The copy lives
-    beside the test's other output; the caller removes it."""
-    copy = trace + ".whole"
-    shutil.rmtree(copy, ignore_errors=True)
-    os.mkdir(copy)
-    shutil.copy(os.path.join(trace, "metadata"), copy)
-    for f in glob.glob(os.path.join(trace, "stream_*")):
-        with open(f, "rb") as k:
-            data = k.read()
-        off = 0
-        while off + 100 <= len(data):
-            magic, _, _, _, _, ps, _, _ = struct.unpack_from("<I16xQQQQQQQ", data, off)
-            if magic != 0xC1FC1FC1 or ps < 800 or ps % 8 or off + ps // 8 > len(data):
-                break
-            off += ps // 8
-        with open(os.path.join(copy, os.path.basename(f)), "wb") as k:
-            k.write(data[:off])
-    return copy
-
-
 def check_index(trace, cut=False):
     """relayd's index files of trace (a process directory at relayd) against
     the packets of its stream files: one entry per packet, in order, each
@@ -534,7 +510,7 @@ def restart():
     name = "session-prog-%d" % p.pid
     # relayd was killed while it wrote the first session: its last packets
     # may be cut; the whole ones are read.
-    whole = whole_packets(os.path.join(dirs[0], name))
+    whole = h.whole_packets(os.path.join(dirs[0], name))
     first, _ = totals(whole)
     shutil.rmtree(whole)
     second, _ = totals(os.path.join(dirs[1], name))
