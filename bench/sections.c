@@ -76,7 +76,8 @@ static void env_reset(void)
                                        "FDR_TRACE_FILE",     "FDR_BUFFER_SIZE",
                                        "FDR_PACKET_SIZE",    "LTTNG_UST_REGISTER_TIMEOUT",
                                        "FDR_BENCH_LTTNG_TP", "FDR_DRAIN",
-                                       "FDR_RUNDIR"};
+                                       "FDR_RUNDIR",         "FDR_DAEMON",
+                                       "FDR_MEMORY"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -1030,7 +1031,7 @@ static int relay_rows(const bench_sections_ctx *c)
             nftw(k ? rout : out, add_stream, 16, FTW_PHYS);
             if (rc || prog_ns <= 0 || !stream_bytes) {
                 fprintf(stderr, "  relay %s: run %d not measured: %s\n", names[k], r + 1,
-                        rc ? "a command failed (its message above)"
+                        rc             ? "a command failed (its message above)"
                         : prog_ns <= 0 ? "the program printed no elapsed_ns"
                                        : "no stream bytes on disk");
                 bad++;
@@ -1092,6 +1093,10 @@ int bench_sections_run(const bench_sections_ctx *c)
              !strcmp(sections[i].name, "relay") || !strcmp(sections[i].name, "scope")))
             continue;
         fprintf(stderr, "sections: %s\n", sections[i].name);
+        /* Each section starts from the bench's own environment: a variable
+         * one leaves set (threads_1000's FDR_DAEMON=0) kept the relay and
+         * scope programs away from fdrd. */
+        env_reset();
         if (sections[i].run(c) != 0) {
             /* The exit status says a row is missing; this line says which. */
             fprintf(stderr, "sections: %s: not measured (its lines above say why)\n",
