@@ -19,8 +19,10 @@ int fdr__packet_write(int fd, struct fdr__pkt *hdr, const char *body)
     return fdr__writev_full(fd, iov, 2);
 }
 
-int fdr__drain_anchor(int fd, struct fdr__buf_hdr *h, const struct fdr__pkt *first,
-                      uint64_t seq)
+/* The anchor packet appended, not counted in h->out_bytes: 0, or -errno
+ * (then cut back to h->out_bytes). */
+static int write_anchor(int fd, const struct fdr__buf_hdr *h,
+                        const struct fdr__pkt *first, uint64_t seq)
 {
     struct fdr__pkt a = *first;
     a.seq = seq;
@@ -30,8 +32,15 @@ int fdr__drain_anchor(int fd, struct fdr__buf_hdr *h, const struct fdr__pkt *fir
     int r = fdr__packet_write(fd, &a, NULL);
     if (r < 0)
         fdr__drain_cut(fd, h);
-    else
-        __atomic_store_n(&h->out_bytes, h->out_bytes + sizeof a, __ATOMIC_RELEASE);
+    return r;
+}
+
+int fdr__drain_anchor(int fd, struct fdr__buf_hdr *h, const struct fdr__pkt *first,
+                      uint64_t seq)
+{
+    int r = write_anchor(fd, h, first, seq);
+    if (r == 0)
+        __atomic_store_n(&h->out_bytes, h->out_bytes + sizeof *first, __ATOMIC_RELEASE);
     return r;
 }
 
@@ -41,16 +50,26 @@ int fdr__drain_anchor(int fd, struct fdr__buf_hdr *h, const struct fdr__pkt *fir
  * would vanish. Before packet *hdr goes into an empty file with a count,
  * an empty packet of the sequence before it, saying 0, goes first; a
  * packet 0 (the header-only copy of a failed packet 0) says 0 itself, the
- * count staying in out_lost for the packets after it. 0 or -errno. */
-static int first_says_zero(int fd, struct fdr__buf_hdr *h, struct fdr__pkt *hdr)
+ * count staying in out_lost for the packets after it. 0 or -errno.
+ * *anchor: the bytes appended, which the caller counts with the packet's
+ * (its `grown`: the consumer and fdrd add that to their own count of the
+ * file, not h->out_bytes; counted in neither, the anchor was cut off the
+ * file with the end of the packet after it, which babeltrace2 then could
+ * not read: disk-full, a stream whose first packets failed). */
+static int first_says_zero(int fd, struct fdr__buf_hdr *h, struct fdr__pkt *hdr,
+                           uint64_t *anchor)
 {
+    *anchor = 0;
     if (h->out_bytes != 0 || hdr->discarded == 0 || h->out_lost == 0)
         return 0; /* not after failed writes: as the writer made it */
     if (hdr->seq == 0) {
         hdr->discarded = 0;
         return 0;
     }
-    return fdr__drain_anchor(fd, h, hdr, hdr->seq - 1);
+    int r = write_anchor(fd, h, hdr, hdr->seq - 1);
+    if (r == 0)
+        *anchor = sizeof *hdr;
+    return r;
 }
 
 void fdr__drain_cut(int fd, const struct fdr__buf_hdr *h)
@@ -92,26 +111,28 @@ int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom 
         fdr__packet_valid(slot, &orig, classes, st) < 0)
         return 1;
     hdr = orig;
-    uint64_t lost = h->out_lost;
+    uint64_t lost = h->out_lost, anchor;
     hdr.discarded += lost;
-    int r = first_says_zero(fd, h, &hdr);
+    int r = first_says_zero(fd, h, &hdr, &anchor);
     if (r == 0)
         r = fdr__packet_write(fd, &hdr, slot + sizeof hdr);
     if (r == 0) {
-        *grown = hdr.packet_size / 8;
-        h->out_reported = hdr.discarded;
+        *grown = anchor + hdr.packet_size / 8;
+        __atomic_store_n(&h->out_reported, hdr.discarded, __ATOMIC_RELAXED);
         return 0;
     }
     fdr__drain_cut(fd, h);
     lost += count_events(slot, orig.content_size / 8, classes);
-    h->out_lost = lost;
+    /* Atomic: read by libfdr's flush (writer.c, lost_unreported). */
+    __atomic_store_n(&h->out_lost, lost, __ATOMIC_RELAXED);
     /* The same packet without its events, to carry the count now. */
     hdr = orig;
     hdr.discarded += lost;
     hdr.content_size = sizeof hdr * 8;
-    if (first_says_zero(fd, h, &hdr) == 0 && fdr__packet_write(fd, &hdr, NULL) == 0) {
-        *grown = sizeof hdr;
-        h->out_reported = hdr.discarded;
+    if (first_says_zero(fd, h, &hdr, &anchor) == 0 &&
+        fdr__packet_write(fd, &hdr, NULL) == 0) {
+        *grown = anchor + sizeof hdr;
+        __atomic_store_n(&h->out_reported, hdr.discarded, __ATOMIC_RELAXED);
     } else
         fdr__drain_cut(fd, h);
     return r;
@@ -163,18 +184,22 @@ int fdr__drain_packets(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_ge
         }
         /* As fdr__packet_write: packet_size trimmed to the content, and
          * the events lost to earlier failed writes carried. */
-        uint64_t bytes = hdr[i].content_size / 8;
+        uint64_t bytes = hdr[i].content_size / 8, anchor = 0;
         hdr[i].discarded += h->out_lost;
         hdr[i].packet_size = hdr[i].content_size;
-        if (niov == 0 && first_says_zero(fd, h, &hdr[i]) < 0) {
+        if (niov == 0 && first_says_zero(fd, h, &hdr[i], &anchor) < 0) {
             for (unsigned k = 0; k < n; k++)
                 grown[k] = 0;
+            /* As for a failed writev: the caller checks them again one
+             * by one (left advanced, it found them all out of sequence
+             * and skipped them uncounted: disk-full, 18,000 events). */
+            *st = before;
             return -EIO;
         }
         iov[niov++] = (struct iovec){&hdr[i], sizeof hdr[i]};
         iov[niov++] =
             (struct iovec){(char *)slot[i] + sizeof hdr[i], bytes - sizeof hdr[i]};
-        grown[i] = bytes;
+        grown[i] = anchor + bytes;
         reported = hdr[i].discarded;
     }
     void (*hook)(void) = __atomic_load_n(&fdr__drain_checked_hook, __ATOMIC_RELAXED);
@@ -188,7 +213,7 @@ int fdr__drain_packets(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_ge
         *st = before; /* the caller writes them one by one */
         return r;
     }
-    h->out_reported = reported;
+    __atomic_store_n(&h->out_reported, reported, __ATOMIC_RELAXED);
     return corrupt;
 }
 
@@ -211,11 +236,13 @@ static int carry_only(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geo
     hdr.ts_begin = hdr.ts_end;
     hdr.content_size = sizeof hdr * 8;
     hdr.discarded = total;
-    if (first_says_zero(fd, h, &hdr) < 0 || fdr__packet_write(fd, &hdr, NULL) < 0) {
+    uint64_t anchor;
+    if (first_says_zero(fd, h, &hdr, &anchor) < 0 ||
+        fdr__packet_write(fd, &hdr, NULL) < 0) {
         fdr__drain_cut(fd, h);
         return 0;
     }
-    h->out_bytes += sizeof hdr;
+    h->out_bytes += anchor + sizeof hdr;
     st->next_seq = hdr.seq + 1;
     return 1;
 }
@@ -246,16 +273,17 @@ int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__rin
     uint64_t total =
         h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED) + h->out_lost;
     int grew = 0;
+    uint64_t anchor;
     if (good > sizeof hdr) {
         hdr.ts_end = last;
         hdr.content_size = (uint64_t)good * 8;
         hdr.discarded += h->out_lost;
-        if (first_says_zero(fd, h, &hdr) < 0 ||
+        if (first_says_zero(fd, h, &hdr, &anchor) < 0 ||
             fdr__packet_write(fd, &hdr, slot + sizeof hdr) < 0) {
             fdr__drain_cut(fd, h);
             return 0;
         }
-        h->out_bytes += good;
+        h->out_bytes += anchor + good;
         fdr__stream_advance(st, &hdr);
         hdr.seq++;
         grew = 1;
@@ -265,10 +293,11 @@ int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__rin
         hdr.ts_begin = hdr.ts_end = last;
         hdr.content_size = sizeof hdr * 8;
         hdr.discarded = total;
-        if (first_says_zero(fd, h, &hdr) < 0 || fdr__packet_write(fd, &hdr, NULL) < 0)
+        if (first_says_zero(fd, h, &hdr, &anchor) < 0 ||
+            fdr__packet_write(fd, &hdr, NULL) < 0)
             fdr__drain_cut(fd, h);
         else {
-            h->out_bytes += sizeof hdr;
+            h->out_bytes += anchor + sizeof hdr;
             st->next_seq = hdr.seq + 1;
         }
         grew = 1;

@@ -24,17 +24,18 @@
  * same time, and their stream files go on across threads (each packet
  * names its thread). The pool is protected by fdr__writers_lock.
  *
- * In the flight recorder (overwrite mode) memory follows activity, within
- * FDR_MEMORY: every thread starts with the smallest ring (two 4 KiB
- * packets, 12 KiB with its header page), and one that outgrows it
- * (writer.c, outgrown: it wraps it in under 10 s) moves to a ring of
- * FDR_BUFFER_SIZE, or the largest the budget leaves room for
- * (fdr__buf_grow). Writing to disk (discard mode), a thread's ring has
- * FDR_BUFFER_SIZE while the budget has room (common/ring.h,
- * fdr__ring_budget), the smallest past it. Its small ring is retired the
- * way an exited thread's is: to the free list, still read by the consumer,
- * snapshots and the crash dump until a new thread takes it. A quiet thread
- * costs the small ring, busy ones get the budget. */
+ * Memory follows activity, within FDR_MEMORY, in the flight recorder
+ * (overwrite mode) and writing to disk (FDR_OUTPUT, discard mode): every
+ * thread starts with the smallest ring (two 4 KiB packets, 12 KiB with its
+ * header page), and one that outgrows it (writer.c, outgrown: it wraps it
+ * in under 10 s) moves to a ring of FDR_BUFFER_SIZE, or the largest the
+ * budget leaves room for (fdr__buf_grow). Its small ring is retired the
+ * way an exited thread's is: to the free list, still written out by the
+ * consumer and the drain helper, read by snapshots and the crash dump,
+ * until a new thread takes it. A quiet thread costs the small ring, busy
+ * ones get the budget. Other rings (discard mode in memory, overwrite
+ * mode writing to disk) have FDR_BUFFER_SIZE while the budget has room
+ * (common/ring.h, fdr__ring_budget), the smallest past it. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -108,11 +109,11 @@ static uint64_t ring_bytes(uint32_t packet, uint32_t n)
 
 int fdr__buf_starts_small(void)
 {
-    return fdr__cfg.mode == FDR__MODE_OVERWRITE && !fdr__cfg.output[0];
+    return (fdr__cfg.mode == FDR__MODE_OVERWRITE) == !fdr__cfg.output[0];
 }
 
-/* A new ring's geometry: the smallest in the flight recorder (it grows:
- * fdr__buf_grow); else FDR_BUFFER_SIZE while the budget has room
+/* A new ring's geometry: the smallest where rings grow (fdr__buf_grow);
+ * else FDR_BUFFER_SIZE while the budget has room
  * (common/ring.h), the smallest past it. The rings of the registration
  * window are full-size too: in discard mode until fdrd answers, a small
  * one would discard a program's first events past 8 KiB. */
@@ -236,11 +237,17 @@ struct fdr__buf *fdr__buf_get(void)
     struct fdr__buf *b = NULL, **at = &free_list;
     uint32_t packet, n;
     if (new_geometry(&packet, &n)) {
-        /* The flight recorder: a small free ring, else a new small one
+        /* Rings that grow: a small free ring, else a new small one
          * (past the budget too: every thread records in a ring of its
          * own); the larger free rings wait for the threads that outgrow
-         * theirs (fdr__buf_grow). */
-        while (*at && (*at)->geom.size > ring_bytes(packet, n))
+         * theirs (fdr__buf_grow). Writing to disk, only a ring the
+         * consumer has written out: a retired ring still full would
+         * discard the new thread's first events, and keep it from
+         * growing (writer.c, outgrown: the packets are not its own). */
+        while (*at && ((*at)->geom.size > ring_bytes(packet, n) ||
+                       (fdr__cfg.mode == FDR__MODE_DISCARD &&
+                        __atomic_load_n(&(*at)->hdr->consumed, __ATOMIC_ACQUIRE) !=
+                            __atomic_load_n(&(*at)->hdr->produced, __ATOMIC_RELAXED))))
             at = &(*at)->next_free;
     }
     if (*at)

@@ -58,7 +58,8 @@ struct fdr__buf *fdr__buf_get(void);
 struct fdr__buf *fdr__buf_grow(const struct fdr__buf *old);
 
 /* Whether threads start with the smallest ring and grow (buffer.c): the
- * flight recorder in memory (overwrite mode, no FDR_OUTPUT). */
+ * flight recorder in memory (overwrite mode, no FDR_OUTPUT) and writing
+ * to disk (FDR_OUTPUT, discard mode). */
 int fdr__buf_starts_small(void);
 /* Makes a ring ahead, into the pool, for the first thread that records
  * (daemon.c hands it to fdrd at start); writers lock held. */

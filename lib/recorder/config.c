@@ -13,9 +13,8 @@
  *   FDR_BUFFER_SIZE  bytes of ring a busy thread grows to (default 1M in
  *                    memory, 8M when writing to disk; K/M/G suffixes)
  *   FDR_PACKET_SIZE  bytes per packet (default 64K; 4K to 16M, power of 2)
- *   FDR_MEMORY       budget of all the process's rings (default 32M in
- *                    memory, where threads start small and grow within
- *                    it, 256M writing to disk: buffer.c)
+ *   FDR_MEMORY       budget of all the process's rings (default 32M;
+ *                    threads start small and grow within it: buffer.c)
  *   FDR_STRING_MAX   longest string stored, in bytes (default 256)
  *   FDR_EVENTS       which events are recorded (pattern list, default all)
  *   FDR_TRACES       which events are printed live (default none)
@@ -259,17 +258,15 @@ void fdr__config_load(void)
         fdr__cfg.mode == FDR__MODE_DISCARD && fdr__cfg.output[0] ? 8u << 20 : 1u << 20;
     fdr__cfg.buffer_size =
         size_var("FDR_BUFFER_SIZE", def_buf, 2LL * fdr__cfg.packet_size, 1LL << 31, 0);
-    /* The flight recorder's rings start small and grow (buffer.c): 32
-     * busy threads; writing to disk they are made at their size: 32
-     * threads of 8 MiB. */
-    int small = fdr__cfg.mode == FDR__MODE_OVERWRITE && !fdr__cfg.output[0];
-    fdr__cfg.memory = small ? 32u << 20 : 256u << 20;
+    /* Rings start small and grow within the budget (buffer.c): 32 MiB is
+     * 3 busy threads of 8 MiB writing to disk (the next ones get halves),
+     * 31 of 1 MiB in memory; past it threads keep their small ring. */
+    fdr__cfg.memory = 32u << 20;
     const char *mem = getenv("FDR_MEMORY");
     if (mem && *mem) {
         long long v = parse_size(mem);
         if (v < 0 || v > (1LL << 40))
-            fdr__warn("FDR_MEMORY=\"%s\" is not valid (a size up to 1T); using %s", mem,
-                      small ? "32M" : "256M");
+            fdr__warn("FDR_MEMORY=\"%s\" is not valid (a size up to 1T); using 32M", mem);
         else
             fdr__cfg.memory = (uint64_t)v;
     }

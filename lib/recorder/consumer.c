@@ -377,7 +377,8 @@ static int pass_locked(void)
         if (!held && __atomic_load_n(&h->consumed, __ATOMIC_RELAXED) != consumed)
             __atomic_store_n(&h->consumed, consumed, __ATOMIC_RELEASE);
         h->out_bytes = os->out_bytes;
-        h->out_lost = os->out_lost;
+        /* Atomic: a flush reads it (writer.c, lost_unreported). */
+        __atomic_store_n(&h->out_lost, os->out_lost, __ATOMIC_RELAXED);
         if (produced == consumed || produced < consumed)
             continue;
         os->st.ts_max = fdr__now_bound(); /* after `produced` */

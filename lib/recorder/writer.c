@@ -354,10 +354,22 @@ void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now)
     close_packet(w, now, 0);
 }
 
+/* Events the consumer could not write (a full disk: common/drain.h,
+ * out_lost) that no packet of the stream file reports yet: the next packet
+ * written reports them, but a stream may get none (a small ring retired
+ * on a full disk that no thread takes again: buffer.c). Read while the
+ * consumer may be writing: at worst one empty packet too many. */
+static int lost_unreported(const struct fdr__buf_hdr *h)
+{
+    uint64_t lost = __atomic_load_n(&h->out_lost, __ATOMIC_RELAXED);
+    return lost &&
+           __atomic_load_n(&h->out_reported, __ATOMIC_RELAXED) < h->reported + lost;
+}
+
 int fdr__writer_carry_discards(struct fdr__writer *w, uint64_t now)
 {
     struct fdr__buf_hdr *h = w->buf->hdr;
-    if (w->pkt || discarded_total(h) == h->reported)
+    if (w->pkt || (discarded_total(h) == h->reported && !lost_unreported(h)))
         return 0;
     int r = open_packet(w, now);
     if (r < 0)
@@ -369,7 +381,13 @@ int fdr__writer_carry_discards(struct fdr__writer *w, uint64_t now)
 int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now)
 {
     struct fdr__thread idle = {0};
-    struct fdr__writer w = {.self = &idle, .buf = b, .tid = 0};
+    /* The packet names the thread that wrote the ring last: whose events
+     * it reports lost (a small ring retired, writing to disk). */
+    struct fdr__pkt last = {0};
+    uint64_t produced = b->hdr->produced;
+    if (produced)
+        memcpy(&last, fdr__buf_slot(b, produced - 1), sizeof last);
+    struct fdr__writer w = {.self = &idle, .buf = b, .tid = (pid_t)last.tid};
     return fdr__writer_carry_discards(&w, now);
 }
 
@@ -872,10 +890,10 @@ static void lanes_release(struct fdr__writer *w, uint64_t now)
 /* ---- growing: memory that follows activity -------------------------------- */
 
 /* w's own ring, the one it writes, is smaller than FDR_BUFFER_SIZE and may
- * be swapped for a larger one now: in the flight recorder (overwrite mode;
- * writing to disk, rings are made at their size: a ring retired while the
- * disk is full may leave a stream file with no packet, which babeltrace2
- * cannot read, test disk-full), not while fdrd may still want what the
+ * be swapped for a larger one now: where rings grow (buffer.c,
+ * fdr__buf_starts_small), not while it also records into fdrd's traces
+ * (lanes: with FDR_OUTPUT, a thread that grew there gave fdrd's trace
+ * its events twice, fdr-daemon-traces), not while fdrd may still want what the
  * thread recorded in it (the registration window, a held ring, a slot
  * waiting for its ring: their past is read from w->local, writer.c
  * backfill), nor again soon after the budget had no room. */
@@ -883,7 +901,7 @@ static int may_grow(const struct fdr__writer *w, uint64_t now)
 {
     const struct fdr__buf *b = w->buf;
     uint32_t n = fdr__cfg.buffer_size / fdr__cfg.packet_size;
-    return fdr__buf_starts_small() && b == w->local && !b->route &&
+    return fdr__buf_starts_small() && b == w->local && !b->route && !w->lanes_on &&
            (b->geom.packet_size < fdr__cfg.packet_size || b->geom.n_packets < n) &&
            now >= w->grow_after && !w->route_wanting &&
            !__atomic_load_n(&b->held, __ATOMIC_ACQUIRE) &&
@@ -901,9 +919,12 @@ static uint64_t ticks_per_s(void)
  * overwrite one of its own begun less than FDR__GROW_S seconds ago and
  * more than half full (the ring holds less than that of its events; a
  * quiet thread's packets are closed by their time limit, fastpath.h
- * FDR__TS_SPAN, about 1.5 s, nearly empty). In overwrite mode only: see
- * may_grow. A quiet thread (a two-int event a second
- * fills two 4 KiB packets in about 7 minutes) keeps its small ring. */
+ * FDR__TS_SPAN, about 1.5 s, nearly empty). Writing to disk, the same
+ * test before the ring is full (the packet read is one the consumer may
+ * have written out, never changed by it), and a full ring, which would
+ * discard (large events fill a packet each). A quiet thread (a two-int
+ * event a second fills two 4 KiB packets in about 7 minutes) keeps its
+ * small ring. */
 #define FDR__GROW_S 10
 static int outgrown(const struct fdr__writer *w, uint64_t now)
 {
@@ -911,8 +932,10 @@ static int outgrown(const struct fdr__writer *w, uint64_t now)
         return 0;
     const struct fdr__buf *b = w->buf;
     const struct fdr__buf_hdr *h = b->hdr;
-    if (__atomic_load_n(&h->mode, __ATOMIC_RELAXED) != FDR__MODE_OVERWRITE)
-        return 0;
+    if (__atomic_load_n(&h->mode, __ATOMIC_RELAXED) != (uint32_t)fdr__cfg.mode)
+        return 0; /* a flight recorder's ring of the registration window */
+    if (ring_full(b))
+        return 1; /* writing to disk, faster than the consumer: it would discard */
     if (h->produced < b->geom.n_packets)
         return 0;
     const struct fdr__pkt *old = (const void *)fdr__buf_slot(b, h->produced);
@@ -996,15 +1019,25 @@ static void move_packets(struct fdr__writer *w, struct fdr__buf *b)
 
 /* Moves w (no packet open) to a larger own ring (buffer.c, fdr__buf_grow).
  * The small one is retired as an exited thread's ring is: what is left of
- * its packets stays for snapshots and the crash dump, its discards are
- * reported by an empty packet now (overwrite mode: it is never full), and
- * the thread's stream goes on in the new ring. Inside the
+ * its packets stays for snapshots and the crash dump (and for the
+ * consumer and the drain helper to write out, writing to disk), its
+ * discards are reported by an empty packet now (or, when it is full, by
+ * the next thread that takes it, or at exit: init.c), and the thread's
+ * stream goes on in the new ring. Inside the
  * tracing section, so the writers lock is only tried: a controller may
  * hold it waiting for this thread; then the next packet tries again. */
 static void grow(struct fdr__writer *w, uint64_t now)
 {
-    if (pthread_mutex_trylock(&fdr__writers_lock) != 0)
-        return;
+    /* Writing to disk, a full small ring discards this thread's events
+     * while another thread holds the lock (making its own larger ring
+     * takes a few system calls: 4 threads that filled theirs at once
+     * discarded ~1,400 events of 88,000): tried again, a bounded number
+     * of times, while it is full. */
+    for (int tries = 0; pthread_mutex_trylock(&fdr__writers_lock) != 0; tries++) {
+        if (tries >= 1000 || !ring_full(w->buf))
+            return;
+        sched_yield();
+    }
     struct fdr__buf *b = fdr__buf_grow(w->local);
     if (b) {
         fdr__writer_carry_discards(w, now);

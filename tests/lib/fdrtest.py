@@ -225,10 +225,11 @@ def fresh(base):
     return {k: v for k, v in os.environ.items() if not k.startswith("FDR_")}
 
 
-def full_disk(mnt):
+def full_disk(mnt, filler_bytes=1 << 20):
     """Mounts a 2 MiB tmpfs at mnt (an earlier run's unmounted first) that
-    holds a 1 MiB file of the user's, and returns that file's path; exits
-    77 (skipped) when not root or when it cannot be mounted. The caller
+    holds a file of the user's (1 MiB unless filler_bytes), and returns
+    that file's path; exits 77 (skipped) when not root or when it cannot be
+    mounted. The caller
     deletes the file to make room, and calls unmount(mnt) at the end."""
     if os.geteuid() != 0:
         print("skipped: mounting a tmpfs needs root")
@@ -241,7 +242,7 @@ def full_disk(mnt):
         sys.exit(77)
     filler = os.path.join(mnt, "filler")
     with open(filler, "wb") as f:
-        f.write(bytes(1 << 20))
+        f.write(bytes(filler_bytes))
     return filler
 
 

@@ -126,6 +126,13 @@ add_test(NAME flight-pool
          COMMAND ${FDR_PYTHON} ${_fl_src}/test-flight-pool.py $<TARGET_FILE:flight-pool>
                  ${_fl_out}/pool ${_fl_rss})
 set_tests_properties(flight-pool PROPERTIES TIMEOUT 600)
+# test-disk-pool.py: the same program writing to disk (FDR_OUTPUT): 1,000
+# threads, 3 busy ones grow, the idle ones keep small rings, RSS and
+# rings within the budget, every busy event in the trace.
+add_test(NAME disk-pool
+         COMMAND ${FDR_PYTHON} ${_fl_src}/test-disk-pool.py $<TARGET_FILE:flight-pool>
+                 ${_fl_out}/disk-pool ${_fl_rss})
+set_tests_properties(disk-pool PROPERTIES TIMEOUT 900)
 
 # test-flight-barrier-wait.py with progs/flight-barrier-wait.c: a writer
 # held in its barrier signal handler until the controller has passed its

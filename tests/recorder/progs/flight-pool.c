@@ -12,6 +12,14 @@
  *       and the size of its rings ("rings_kb N"), takes fdr_snapshot(DIR)
  *       and prints each thread's last seq ("last WHO SEQ"), then ends
  *       them all.
+ *   flight-pool disk THREADS BUSY N
+ *       Writing to disk (FDR_OUTPUT): the THREADS - BUSY idle threads
+ *       record pool:quiet once each, then the BUSY ones, one after the
+ *       other (none waits for another's larger ring being made), record
+ *       pool:busy N times as fast as they can. The program prints its
+ *       VmRSS, the size of its rings and "big K", the number of rings
+ *       larger than a small one, then ends them all; the trace is written
+ *       at exit.
  * With FDR_EVENTS matching nothing the same program records nothing: its
  * RSS is the one fdr's rings are added to. */
 #define _GNU_SOURCE
@@ -66,15 +74,37 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* Bytes of all the process's rings (the fdr-buffer memfds it maps). */
-static unsigned long rings_kb(void)
+static void *disk_worker(void *arg)
+{
+    unsigned who = (unsigned)(uintptr_t)arg;
+    if (who >= busy)
+        fdr_trace(pool, quiet, "who=%u seq=%u", who, 0u);
+    else {
+        /* Its turn: every idle thread and the busy ones before it done. */
+        while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < threads - busy + who)
+            sleep_ms(1);
+        for (unsigned seq = 0; seq < target; seq++)
+            fdr_trace(pool, busy, "who=%u seq=%u", who, seq);
+    }
+    __atomic_fetch_add(&ready, 1, __ATOMIC_RELEASE);
+    pthread_barrier_wait(&held);
+    pthread_barrier_wait(&done);
+    return NULL;
+}
+
+/* Bytes of all the process's rings (the fdr-buffer memfds it maps), and
+ * in *big the number of those larger than a small ring (12 KiB). */
+static unsigned long rings_kb(unsigned *big)
 {
     FILE *f = fopen("/proc/self/maps", "r");
     char line[512];
     unsigned long kb = 0, lo, hi;
+    *big = 0;
     while (f && fgets(line, sizeof line, f))
-        if (strstr(line, "/memfd:fdr-buffer") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+        if (strstr(line, "/memfd:fdr-buffer") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
             kb += (hi - lo) / 1024;
+            *big += hi - lo > 12 * 1024;
+        }
     if (f)
         fclose(f);
     return kb;
@@ -95,13 +125,15 @@ static long vmrss_kb(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5 || strcmp(argv[1], "memory")) {
-        fprintf(stderr, "usage: flight-pool memory THREADS BUSY DIR\n");
+    int disk = argc == 5 && !strcmp(argv[1], "disk");
+    if (argc != 5 || (strcmp(argv[1], "memory") && !disk)) {
+        fprintf(stderr,
+                "usage: flight-pool memory THREADS BUSY DIR | disk THREADS BUSY N\n");
         return 2;
     }
     threads = (unsigned)atoi(argv[2]);
     busy = (unsigned)atoi(argv[3]);
-    target = 60000;
+    target = disk ? (unsigned)atoi(argv[4]) : 60000;
     last = calloc(threads, sizeof *last);
     pthread_t *th = calloc(threads, sizeof *th);
     if (!last || !th || busy > threads)
@@ -112,7 +144,8 @@ int main(int argc, char **argv)
     pthread_attr_init(&at);
     pthread_attr_setstacksize(&at, 256 * 1024); /* 1,000 threads, sanitizers too */
     for (unsigned i = 0; i < threads; i++)
-        if (pthread_create(&th[i], &at, worker, (void *)(uintptr_t)i) != 0) {
+        if (pthread_create(&th[i], &at, disk ? disk_worker : worker,
+                           (void *)(uintptr_t)i) != 0) {
             fprintf(stderr, "flight-pool: thread %u not started\n", i);
             return 3;
         }
@@ -121,9 +154,11 @@ int main(int argc, char **argv)
         sleep_ms(20);
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     pthread_barrier_wait(&held);
-    printf("rss_kb %ld\nrings_kb %lu\n", vmrss_kb(), rings_kb());
-    int r = fdr_snapshot(argv[4]);
-    printf("snapshot %d\n", r);
+    unsigned big;
+    unsigned long kb = rings_kb(&big);
+    printf("rss_kb %ld\nrings_kb %lu\nbig %u\n", vmrss_kb(), kb, big);
+    if (!disk)
+        printf("snapshot %d\n", fdr_snapshot(argv[4]));
     for (unsigned i = 0; i < threads; i++)
         printf("last %u %u\n", i, last[i]);
     fflush(stdout);
