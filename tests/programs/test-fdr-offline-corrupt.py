@@ -27,7 +27,13 @@ import fdrtest as c  # noqa: E402
 fdr, prog, out = sys.argv[1:4]
 os.makedirs(out, exist_ok=True)
 trace = os.path.join(out, "trace")
-c.run([prog, "parent", "60"], trace, {"FDR_PACKET_SIZE": "4096"})
+# Overwrite mode: writing to disk its rings have their full size from the
+# start, so each thread's events are one stream of several packets (in
+# discard mode a thread starts with a ring of two packets and goes on in a
+# larger one, in a stream of its own: under load no stream had 3 packets).
+# Nothing is overwritten: the 1 MiB rings hold every event.
+N = 60
+c.run([prog, "parent", str(N)], trace, {"FDR_PACKET_SIZE": "4096", "FDR_MODE": "overwrite"})
 procs = sorted(os.listdir(trace))
 c.check(len(procs) == 2, "two processes: %s" % procs)
 
@@ -42,7 +48,7 @@ def run(verb, path, *extra):
 
 rc, full, err = run("print", trace)
 c.check(rc == 0 and err == "", "the intact trace: exit %d, %r" % (rc, err))
-c.check(len(full) == 2 * (2 + 4 * 5 * 60), "intact trace: %d lines" % len(full))
+c.check(len(full) == 2 * (2 + 4 * 5 * N), "intact trace: %d lines" % len(full))
 
 
 def packets(path):
@@ -199,9 +205,9 @@ for verb in ("print", "stats"):
             "classes, %s: not one line naming the class file: %r" % (verb, err))
 rc, lines, err = run("print", d)
 other = procs[1].rsplit("-", 1)[1]
-c.check(len(lines) == 2 + 4 * 5 * 60 and all(ln.startswith(other + " ") or
+c.check(len(lines) == 2 + 4 * 5 * N and all(ln.startswith(other + " ") or
                                              not ln.split()[0].isdigit() for ln in lines),
-        "classes: %d lines, want the other process's %d" % (len(lines), 2 + 4 * 5 * 60))
+        "classes: %d lines, want the other process's %d" % (len(lines), 2 + 4 * 5 * N))
 
 # 4a. A trace of an older fdr (10-byte event headers, class file version
 # 1): refused with one line that says so; babeltrace2 reads such traces.
@@ -253,7 +259,7 @@ more = [e for e in errs if "more problems in this file, not shown" in e]
 c.check(len(more) == len(many),
         "noclass: %d lines saying further problems are not shown, for %d files of more "
         "than 5 packets: %r" % (len(more), len(many), errs[:8]))
-c.check(len(lines) == 2 + 4 * 5 * 60, "noclass: %d lines, want the other process's" % len(lines))
+c.check(len(lines) == 2 + 4 * 5 * N, "noclass: %d lines, want the other process's" % len(lines))
 
 # 5. An empty directory, a missing one, a class file alone that is garbage.
 empty = os.path.join(out, "empty")
