@@ -323,8 +323,16 @@ static int timeout_ms(void)
         move_at = 0;
         int n = fdr__writers_move(1);
         if (fdr__cfg.debug) {
-            char m[80];
-            snprintf(m, sizeof m, "every thread on fdrd's routes (%d moved by fdr)", n);
+            char m[96];
+            int wait = fdr__writers_behind();
+            if (wait)
+                snprintf(m, sizeof m,
+                         "%d threads moved to fdrd's routes by fdr, %d not yet (or "
+                         "waiting for a ring)",
+                         n, wait);
+            else
+                snprintf(m, sizeof m, "every thread on fdrd's routes (%d moved by fdr)",
+                         n);
             debug(m);
         }
         return -1;
@@ -837,6 +845,14 @@ static int handle_msg(const uint64_t *buf, long n, int *fds, int nfds)
             if (b->route + base > route_max)
                 route_max = b->route + base;
             fdr__buf_adopt(fds[0], b->size, b->route + base, b->kind == FDR__BUFFER_GROW);
+            /* Threads that wait for one and record nothing more (idle, or
+             * about to end) take it at the next move, as after a change of
+             * routes: at their end there may be none left, and what they
+             * recorded was then counted on no thread of theirs. */
+            if (!move_at && b->kind == FDR__BUFFER_RING) {
+                move_at = mono_ns() + MOVE_MS * 1000000ull;
+                fdr__writers_note();
+            }
         } else
             close(fds[0]); /* a ring of a route that ended */
         return 0;

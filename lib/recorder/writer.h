@@ -35,7 +35,6 @@ struct fdr__writer {
     uint32_t route_gen;     /* fdr__route_gen when it last chose its ring */
     uint32_t past_gen;      /* the same, read by daemon.c (fdr__writers_unhold) */
     uint32_t route_wanting; /* slots routed with no ring free for them yet */
-    uint32_t want_counted;  /* of those, the lanes: their events are counted */
     uint32_t exiting;       /* its thread is ending: only unused rings */
     uint32_t keep_local;    /* its own ring stays out of the pool (want_at_exit) */
     char *idle_pos;    /* its thread's pos when fdr's thread looked (fdr__writers_note) */
@@ -125,6 +124,9 @@ void fdr__writers_unhold(int all);
  * (section.c). idle_only: only those that recorded nothing since the last
  * fdr__writers_note. The number moved. */
 int fdr__writers_move(int idle_only);
+/* The threads not on the current routes yet, or waiting for a ring of one
+ * (fdrd sends them on request). */
+int fdr__writers_behind(void);
 /* w is on an old route or waits for a ring (and, with idle_only, has
  * recorded nothing since fdr__writers_note). Writers lock held. */
 int fdr__writer_behind(const struct fdr__writer *w, uint32_t gen, int idle_only);

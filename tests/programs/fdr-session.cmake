@@ -227,8 +227,10 @@ fdr_prog_test(fdr-daemon-death death 300)
 # (issue 24): a two-thread parent's 200 forked children of 1,000 events,
 # short programs of one event (1,000; 200 in the sanitizer builds, where
 # each start costs tens of ms), 10 programs idle after 5 events, fork +
-# exec and system(), a program SIGKILLed once routed: per process and
-# thread, recorded + discarded == emitted (bt2). In the TSan build
+# exec and system(), a program SIGKILLed once routed, 3 programs with
+# FDR_OUTPUT of 100 threads waiting for their rings ("lanes"): per process
+# and thread, recorded + discarded == emitted (bt2). FDR_TEST_ONLY=lanes
+# (phases, comma-separated) runs some only. In the TSan build
 # without the forked children and fork + exec (TSan does not support a
 # thread started after a multi-threaded fork: as fdr-daemon-fork).
 fdr_prog_test(fdr-daemon-early early 900)
