@@ -232,6 +232,26 @@ static struct fdr__buf *unlink_free(struct fdr__buf **at)
     return b;
 }
 
+/* Writing to disk, a free ring the consumer has not written out yet, or
+ * whose count no written packet reports yet (a full disk lost its
+ * packets): both are its last thread's, so no thread takes it before
+ * (fdr__buf_get, fdr__buf_grow). A thread that did reported the count in
+ * its own name: 442 events of one thread on another's stream (disk-full,
+ * 12 KiB left); a flush reports it in the ring's last thread's name
+ * (writer.c, fdr__buf_carry_discards). */
+static int unwritten(const struct fdr__buf *b)
+{
+    const struct fdr__buf_hdr *h = b->hdr;
+    if (fdr__cfg.mode != FDR__MODE_DISCARD)
+        return 0;
+    uint64_t lost = __atomic_load_n(&h->out_lost, __ATOMIC_RELAXED);
+    return __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) !=
+               __atomic_load_n(&h->produced, __ATOMIC_RELAXED) ||
+           h->discarded + __atomic_load_n(&h->nested, __ATOMIC_RELAXED) != h->reported ||
+           (lost &&
+            __atomic_load_n(&h->out_reported, __ATOMIC_RELAXED) < h->reported + lost);
+}
+
 struct fdr__buf *fdr__buf_get(void)
 {
     struct fdr__buf *b = NULL, **at = &free_list;
@@ -244,10 +264,7 @@ struct fdr__buf *fdr__buf_get(void)
          * consumer has written out: a retired ring still full would
          * discard the new thread's first events, and keep it from
          * growing (writer.c, outgrown: the packets are not its own). */
-        while (*at && ((*at)->geom.size > ring_bytes(packet, n) ||
-                       (fdr__cfg.mode == FDR__MODE_DISCARD &&
-                        __atomic_load_n(&(*at)->hdr->consumed, __ATOMIC_ACQUIRE) !=
-                            __atomic_load_n(&(*at)->hdr->produced, __ATOMIC_RELAXED))))
+        while (*at && ((*at)->geom.size > ring_bytes(packet, n) || unwritten(*at)))
             at = &(*at)->next_free;
     }
     if (*at)
@@ -275,7 +292,8 @@ struct fdr__buf *fdr__buf_grow(const struct fdr__buf *old)
         held + ring_bytes(packet, n) <= fdr__cfg.memory ? ring_bytes(packet, n) : 0;
     struct fdr__buf **best = NULL;
     for (struct fdr__buf **p = &free_list; *p; p = &(*p)->next_free)
-        if ((*p)->geom.size > (best ? (*best)->geom.size : old->geom.size))
+        if ((*p)->geom.size > (best ? (*best)->geom.size : old->geom.size) &&
+            !unwritten(*p))
             best = p;
     struct fdr__buf *b = NULL;
     if (best && (*best)->geom.size >= make)
