@@ -48,6 +48,7 @@ struct cursor {
     struct fdr__iter it;
     struct fdr__event ev; /* the next event, when in the heap */
     uint64_t packets, events, discarded, lost;
+    uint64_t last_gap; /* packets the current one's number says were lost */
     unsigned problems; /* reported for this file */
 };
 
@@ -204,7 +205,10 @@ static int header_ok(struct cursor *c, const struct fdr__pkt *raw, struct fdr__p
                    : "invalid packet header (sizes)";
         return -1;
     }
-    if (c->have_seq && h->seq < c->next_seq) {
+    /* A copy of an older packet goes back in time too. One that does not
+     * follows a packet whose number was wrong (a scribbled header): refused,
+     * it would take the rest of the stream with it (cursor_load). */
+    if (c->have_seq && h->seq < c->next_seq && h->ts_begin < c->hdr.ts_end) {
         *why = "packet sequence number goes back";
         return -1;
     }
@@ -277,7 +281,10 @@ static int cursor_load(struct fdr__reader *r, struct cursor *c)
             snprintf(what, sizeof what, "truncated packet (%llu of %llu bytes)",
                      (unsigned long long)(c->size - c->off), (unsigned long long)psize);
             cdiag(r, c, c->off, what);
-            break;
+            /* The file's end, or a size scribbled larger: the packets after
+             * it are still read. */
+            c->off = resync(c, c->off + 1);
+            continue;
         }
         if (csize > c->cap) {
             char *b = realloc(c->buf, csize);
@@ -295,8 +302,15 @@ static int cursor_load(struct fdr__reader *r, struct cursor *c)
         }
         if (c->proc->swapped) /* a program of the other byte order */
             fdr__pkt_swap(c->buf, csize, &c->proc->classes);
-        if (c->have_seq && h.seq > c->next_seq)
-            c->lost += h.seq - c->next_seq;
+        if (c->have_seq && h.seq < c->next_seq) {
+            /* Its times follow the last packet's (header_ok): that one's
+             * number was wrong, and the gap it made no loss. */
+            cdiag(r, c, c->off,
+                  "packet sequence number goes back, its times do not: read");
+            c->lost -= c->last_gap;
+        }
+        c->last_gap = c->have_seq && h.seq > c->next_seq ? h.seq - c->next_seq : 0;
+        c->lost += c->last_gap;
         c->next_seq = h.seq + 1;
         c->have_seq = 1;
         c->hdr = h;

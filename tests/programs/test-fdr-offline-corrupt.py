@@ -192,6 +192,31 @@ for kind, k in (("content", 0), ("file", len(pk) - 1)):
             "claims-%s, export: exit %d, %d instants of %d: %r"
             % (kind, rc, n, full_exported, err))
 
+# 3c. The first packet's sequence number or packet size scribbled larger:
+# one line, and every other packet still read. A number scribbled high made
+# every later packet "go back" (their times do not: read), and a size past
+# the end of the file ended the stream: the rest of it was lost.
+for kind in ("seq", "size"):
+    d = copy("first-" + kind)
+    path = os.path.join(d, pdir, big)
+    with open(path, "r+b") as f:
+        if kind == "seq":
+            f.seek(60)
+            f.write(struct.pack("<Q", 1 << 40))
+        else:
+            f.seek(52)
+            f.write(struct.pack("<Q", (os.path.getsize(path) + 4096) * 8))
+    rc, lines, err = run("print", d)
+    c.check(rc == 1, "first-%s: exit %d, not 1" % (kind, rc))
+    one_line("first-" + kind, err, path, pk[1][0] if kind == "seq" else 0)
+    lost = len(full) - len(lines)
+    if kind == "seq":
+        c.check(lost == 0, "first-seq: %d lines lost, want none" % lost)
+    else:
+        c.check(0 < lost < 4096 // 11, "first-size: %d lines lost, want the events of one "
+                "packet (of %d packets)" % (lost, len(pk)))
+    c.check(subsequence(lines, full), "first-%s: the lines are not the intact trace's" % kind)
+
 # 4. A garbage class file: that process is skipped with one line, the other
 # process is printed whole.
 d = copy("classes")
