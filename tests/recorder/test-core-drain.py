@@ -20,7 +20,8 @@ has killed the process. Three ways:
 
 plain and signal0: once every drain helper of the program has ended, the
 trace holds each thread's EVENTS events, numbered 0..EVENTS-1, nothing
-discarded. fork: the line is on stderr. The native runs only: a seccomp
+discarded (under qemu-user, events the recording discarded, counted, are
+allowed: recorded + discarded == emitted). fork: the line is on stderr. The native runs only: a seccomp
 filter inside qemu-user would see qemu's system calls; and only where
 no-clone was built (NOCLONE "-": not with musl-gcc, whose include path
 has no kernel headers).
@@ -109,8 +110,17 @@ def run(how):
           "%s: the drain helper runs %s, not %s" % (how, exes, want))
     check(err == "", "%s: the program said: %s" % (how, err.strip()))
     r = subprocess.run(["babeltrace2", "--names=none", out], capture_output=True, text=True)
-    check(r.returncode == 0 and r.stderr == "", "%s: babeltrace2 exited with %d: %s"
-          % (how, r.returncode, r.stderr.strip()))
+    # Under qemu-user a thread whose first (small) ring filled while another
+    # held the lock it needs to grow discarded an event, counted (riscv64,
+    # once): there the recording may discard, counted, and the drain must
+    # still keep every event recorded (recorded + discarded == emitted).
+    # Natively nothing is discarded.
+    warn = re.compile(r"^WARNING: Tracer discarded (\d+) events? ")
+    lines = r.stderr.splitlines()
+    discarded = sum(int(warn.match(ln).group(1)) for ln in lines if warn.match(ln))
+    other = [ln for ln in lines if not warn.match(ln) and ln.strip()]
+    check(r.returncode == 0 and not other and (EMULATED or not discarded),
+          "%s: babeltrace2 exited with %d: %s" % (how, r.returncode, r.stderr.strip()))
     seqs = collections.defaultdict(list)
     for line in r.stdout.splitlines():
         m = LINE.search(line)
@@ -119,10 +129,16 @@ def run(how):
     got = {t: len(s) for t, s in sorted(seqs.items())}
     print("%s: events per thread %s, %d helper(s)" % (how, got, len(helpers)))
     for t in range(THREADS):
-        check(seqs.get(t) == list(range(EVENTS)),
+        s = seqs.get(t, [])
+        check(s == list(range(EVENTS)) or
+              (discarded and s == sorted(set(s)) and set(s) <= set(range(EVENTS))),
               "%s: thread %d: %d events in the trace, not 0..%d in order "
               "(recorded before SIGTERM, lost uncounted)"
-              % (how, t, len(seqs.get(t, [])), EVENTS - 1))
+              % (how, t, len(s), EVENTS - 1))
+    kept = sum(len(v) for v in seqs.values())
+    check(kept + discarded == THREADS * EVENTS,
+          "%s: %d events in the trace + %d discarded != %d emitted"
+          % (how, kept, discarded, THREADS * EVENTS))
 
 
 run("plain")
