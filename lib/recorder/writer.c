@@ -1074,27 +1074,60 @@ static void move_packets(struct fdr__writer *w, struct fdr__buf *b)
     }
 }
 
+/* Takes the writers lock to grow w's ring, or says to try again at the
+ * next packet. Inside the tracing section, so the lock is only tried: a
+ * controller may hold it waiting for this thread (it stops the thread
+ * first: enabled != 1, section.c), and then this gives up at once. Else
+ * only a full ring waits, writing to disk, as it would otherwise discard
+ * this thread's events while another thread holds the lock: making its
+ * own larger ring takes a few system calls (4 threads that filled theirs
+ * at once discarded ~1,400 events of 88,000), many more under qemu-user,
+ * where 1,000 yields were not enough (riscv64 and aarch64 in CI: one event
+ * of 1,000 discarded). The wait ends when the consumer makes room, and is
+ * bounded in time (FDR__GROW_WAIT_NS), not in tries, so that a slow or
+ * busy machine waits as long as a fast one. */
+#define FDR__GROW_WAIT_NS 100000000ull
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int lock_to_grow(const struct fdr__writer *w)
+{
+    uint64_t since = 0;
+    for (unsigned tries = 0; pthread_mutex_trylock(&fdr__writers_lock) != 0; tries++) {
+        if (!ring_full(w->buf) ||
+            __atomic_load_n(&w->self->enabled, __ATOMIC_ACQUIRE) != 1)
+            return 0;
+        uint64_t t = mono_ns();
+        if (!since)
+            since = t;
+        else if (t - since > FDR__GROW_WAIT_NS)
+            return 0;
+        if (tries < 100) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return 1;
+}
+
 /* Moves w (no packet open) to a larger own ring (buffer.c, fdr__buf_grow).
  * The small one is retired as an exited thread's ring is: what is left of
  * its packets stays for snapshots and the crash dump (and for the
  * consumer and the drain helper to write out, writing to disk), its
  * discards are reported by an empty packet now (or, when it is full, by
  * the next thread that takes it, or at exit: init.c), and the thread's
- * stream goes on in the new ring. Inside the
- * tracing section, so the writers lock is only tried: a controller may
- * hold it waiting for this thread; then the next packet tries again. */
+ * stream goes on in the new ring. Without the writers lock
+ * (lock_to_grow), the next packet tries again. */
 static void grow(struct fdr__writer *w, uint64_t now)
 {
-    /* Writing to disk, a full small ring discards this thread's events
-     * while another thread holds the lock (making its own larger ring
-     * takes a few system calls: 4 threads that filled theirs at once
-     * discarded ~1,400 events of 88,000): tried again, a bounded number
-     * of times, while it is full. */
-    for (int tries = 0; pthread_mutex_trylock(&fdr__writers_lock) != 0; tries++) {
-        if (tries >= 1000 || !ring_full(w->buf))
-            return;
-        sched_yield();
-    }
+    if (!lock_to_grow(w))
+        return;
     struct fdr__buf *b = fdr__buf_grow(w->local);
     if (b) {
         fdr__writer_carry_discards(w, now);

@@ -165,14 +165,26 @@ static int wait_mode(void)
     return 0;
 }
 
-static pthread_barrier_t filled, measured;
+static pthread_barrier_t filled, measured, round1;
 
+/* Every thread starts with a small ring and moves to one of
+ * FDR_BUFFER_SIZE once it wraps it (lib/recorder/buffer.c). Two rounds,
+ * all threads between them: in the first, on a machine with fewer CPUs
+ * than threads (8 under qemu-user on 2 CPUs), a thread may try to grow
+ * many times while another, preempted, holds the lock it needs (riscv64
+ * in CI: one thread grew after 48,000 events, and the snapshot held 6 of
+ * the 8 MiB); by the second no other thread is growing, and 100,000
+ * events fill the ring it moved to. */
 static void *filler(void *arg)
 {
     (void)arg;
     /* 40-byte events: 1 MiB holds about 26,000 */
-    for (unsigned i = 0; i < 100000; i++)
-        fdr_trace(cost, ev, "a=%u b=%u c=%llu", i, i * 2, (unsigned long long)i * 3);
+    for (int round = 0; round < 2; round++) {
+        for (unsigned i = 0; i < 100000; i++)
+            fdr_trace(cost, ev, "a=%u b=%u c=%llu", i, i * 2, (unsigned long long)i * 3);
+        if (round == 0)
+            pthread_barrier_wait(&round1);
+    }
     pthread_barrier_wait(&filled);
     pthread_barrier_wait(&measured);
     return NULL;
@@ -183,6 +195,7 @@ static int cost(int argc, char **argv)
     int n = argc > 2 ? atoi(argv[2]) : 8;
     if (n < 1 || n > 64)
         return 2;
+    pthread_barrier_init(&round1, NULL, (unsigned)n);
     pthread_barrier_init(&filled, NULL, (unsigned)n + 1);
     pthread_barrier_init(&measured, NULL, (unsigned)n + 1);
     pthread_t th[64];
