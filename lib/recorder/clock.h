@@ -26,6 +26,8 @@ void fdr__clock_params(struct fdr__clock_params *p);
  * class file keeps for readers. */
 void fdr__clock_line(struct fdr__line_clock *k);
 uint64_t fdr__clock_to_ns_since_start(uint64_t value);
+/* The counter's ticks per second, roughly, at no wait (clock.c). */
+uint64_t fdr__clock_rough_freq(void);
 /* A bound of every time this process has recorded so far: the counter now
  * and a little more (a read of the counter may run ahead of the load that
  * saw a packet closed). Readers of the rings refuse a time above it

@@ -967,9 +967,7 @@ static int may_grow(const struct fdr__writer *w, uint64_t now)
 
 static uint64_t ticks_per_s(void)
 {
-    struct fdr__line_clock k;
-    fdr__clock_line(&k);
-    return k.freq;
+    return fdr__clock_rough_freq();
 }
 
 /* The thread outgrew its ring (no packet open): the next packet would
