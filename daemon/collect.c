@@ -212,10 +212,9 @@ static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
         b.size = r->rings[r->nrings - 1].g.size;
         b.route = r->id;
         fdr__proto_init(&b, sizeof b, FDR__MSG_BUFFER, 0);
-        int rc = fdr__proto_send(c->fd, &b, sizeof b, &fd, 1);
-        close(fd);
-        if (rc < 0) {
-            /* Its socket is full: the process asks again later. */
+        /* Sent or queued behind what the socket did not take yet (in
+         * order); fails only when the process is dropped. */
+        if (fdrd_server_send_fds(NULL, c, &b, sizeof b, &fd, 1, 0) < 0) {
             struct fdrd_ring *ring = &r->rings[--r->nrings];
             r->held -= ring->g.size;
             munmap(ring->h, ring->g.size);
@@ -804,11 +803,11 @@ static void send_route(struct fdrd_client *c, struct fdrd_route *r,
         memcpy(m->items, t->items, t->len);
     }
     fdr__proto_init(m, len, FDR__MSG_ROUTE, 0);
-    if (fdr__proto_send(c->fd, m, len, NULL, 0) < 0) {
-        fdrd_log("client %lu (pid %ld): route of trace %s not sent (%s): dropped", c->id,
-                 (long)c->pid, t->name, strerror(errno));
-        c->dead = 1; /* the process must not miss a route: drop it */
-    }
+    /* Queued when the socket is full (never lost: fails only when the
+     * process is dropped, logged there). A selection still queued is
+     * replaced by the newer one (key: the route); an end never replaces
+     * the beginning the process has not read yet. */
+    fdrd_server_send_fds(NULL, c, m, len, NULL, 0, active ? r->id : 0);
 }
 
 /* The route of client c into trace t now, or NULL. */
@@ -982,8 +981,7 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
         b.kind = FDR__BUFFER_DOORBELL;
         b.route = r->id;
         fdr__proto_init(&b, sizeof b, FDR__MSG_BUFFER, 0);
-        fdr__proto_send(c->fd, &b, sizeof b, &bell, 1);
-        close(bell);
+        fdrd_server_send_fds(s, c, &b, sizeof b, &bell, 1, 0);
     }
     if (c->dead)
         return; /* gone already (its messages read at its end): only the copy */
