@@ -194,7 +194,7 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, uint64_t 
 
 /* Sends up to `count` new rings of route r to c, of `bytes` each, as
  * `kind` (FDR__BUFFER_RING, or GROW: route_spare). */
-static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
+static void give_rings(struct fdrd_server *s, struct fdrd_client *c, struct fdrd_route *r,
                        const struct fdrd_trace *t, unsigned count, uint64_t bytes,
                        uint32_t kind)
 {
@@ -214,7 +214,7 @@ static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
         fdr__proto_init(&b, sizeof b, FDR__MSG_BUFFER, 0);
         /* Sent or queued behind what the socket did not take yet (in
          * order); fails only when the process is dropped. */
-        if (fdrd_server_send_fds(NULL, c, &b, sizeof b, &fd, 1, 0) < 0) {
+        if (fdrd_server_send_fds(s, c, &b, sizeof b, &fd, 1, 0) < 0) {
             struct fdrd_ring *ring = &r->rings[--r->nrings];
             r->held -= ring->g.size;
             munmap(ring->h, ring->g.size);
@@ -232,8 +232,8 @@ static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
  * make_room), and this gives the next. Its pages cost nothing until
  * written: RSS follows the threads that fill their rings, not the count
  * of threads. The old ring is written out like any other. */
-static void route_spare(struct fdrd_client *c, struct fdrd_route *r,
-                        const struct fdrd_trace *t)
+static void route_spare(struct fdrd_server *s, struct fdrd_client *c,
+                        struct fdrd_route *r, const struct fdrd_trace *t)
 {
     if (!t || !t->grow_size || !t->active || r->mode != FDR__TRACE_DISCARD || c->dead)
         return;
@@ -245,7 +245,7 @@ static void route_spare(struct fdrd_client *c, struct fdrd_route *r,
     }
     if (r->held + size > t->memory || r->nrings >= FDRD_ROUTE_RINGS_MAX)
         return;
-    give_rings(c, r, t, 1, t->grow_size, FDR__BUFFER_GROW);
+    give_rings(s, c, r, t, 1, t->grow_size, FDR__BUFFER_GROW);
     if (r->nrings && r->rings[r->nrings - 1].g.size == size)
         r->spare = r->nrings;
 }
@@ -985,8 +985,8 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
     }
     if (c->dead)
         return; /* gone already (its messages read at its end): only the copy */
-    give_rings(c, r, t, 4, t->buffer_size, FDR__BUFFER_RING);
-    route_spare(c, r, t);
+    give_rings(s, c, r, t, 4, t->buffer_size, FDR__BUFFER_RING);
+    route_spare(s, c, r, t);
     send_route(c, r, t, 1);
 }
 
@@ -1031,7 +1031,7 @@ void fdrd_collect_need(struct fdrd_server *s, struct fdrd_client *c,
             continue; /* a route that ended meanwhile is not found */
         struct fdrd_trace *t = trace_by_id(s, r->trace_id);
         if (t)
-            give_rings(c, r, t, m->count < 64 ? m->count : 64, t->buffer_size,
+            give_rings(s, c, r, t, m->count < 64 ? m->count : 64, t->buffer_size,
                        FDR__BUFFER_RING);
     }
 }
@@ -1433,7 +1433,7 @@ void fdrd_collect_pass(struct fdrd_server *s)
         struct fdrd_client *c = s->clients[i];
         for (struct fdrd_route *r = c->col ? c->col->routes : NULL; r; r = r->next) {
             route_pass(c, r);
-            route_spare(c, r, trace_by_id(s, r->trace_id));
+            route_spare(s, c, r, trace_by_id(s, r->trace_id));
         }
     }
 }

@@ -27,15 +27,15 @@
  *     busy, descheduled or stopped reads later) waits, in order, and is
  *     sent when poll() says the socket is writable. Never dropped for a
  *     full socket: a process must not miss a route or a ring. Bounded:
- *     FDRD_OUTQ_MAX bytes and FDRD_OUTQ_FDS fds per client, past which
- *     the client is dropped with a log line ("reads nothing fdrd
- *     sends"). A route's selection still queued is replaced by a newer
- *     one (its key), so that a trace changed again and again costs a
- *     stopped process one message per route, not one per change. No time
- *     bound: a process stopped in a debugger for an hour keeps its trace.
- *     The client is not read until its queue is empty: what it asks
- *     cannot pile up replies (libfdr reads while it waits to send, so
- *     both sides never wait on each other).
+ *     FDRD_OUTQ_MAX bytes and FDRD_OUTQ_FDS fds per client, and
+ *     FDRD_OUTQ_FDS_ALL fds for all (a queued fd is fdrd's until sent;
+ *     main.c raises the fd limit for them), past which the client is
+ *     dropped with a log line ("reads nothing fdrd sends"). A route's selection still
+ * queued is replaced by a newer one (its key), so that a trace changed again and again
+ * costs a stopped process one message per route, not one per change. No time bound: a
+ * process stopped in a debugger for an hour keeps its trace. The client is not read until
+ * its queue is empty: what it asks cannot pile up replies (libfdr reads while it waits to
+ * send, so both sides never wait on each other).
  *   - A connection is a process: when it ends, however (exit, SIGKILL:
  *     the kernel hangs it up), its provider references are dropped.
  * Memory is bounded: clients x (struct fdrd_client + its queue). */
@@ -105,8 +105,9 @@ static int accept_one(struct fdrd_server *s)
     return 1;
 }
 
-static void drop_queue(struct fdrd_client *c)
+static void drop_queue(struct fdrd_server *s, struct fdrd_client *c)
 {
+    s->out_fds -= c->out_fds;
     while (c->out_head) {
         struct fdrd_outmsg *m = c->out_head;
         c->out_head = m->next;
@@ -130,18 +131,20 @@ static void close_client(struct fdrd_server *s, unsigned i)
         ;
     fdrd_collect_release(s, c); /* everything it committed, to disk */
     fdrd_client_release(s, c);
-    drop_queue(c);
+    drop_queue(s, c);
     close(c->fd);
     free(c);
     s->clients[i] = s->clients[--s->nclients];
 }
 
 /* Drops c for a queue past its bounds, saying so. */
-static int queue_full(struct fdrd_client *c, size_t len, int nfds)
+static int queue_full(const struct fdrd_server *s, struct fdrd_client *c, size_t len,
+                      int nfds)
 {
     fdrd_log("client %lu (pid %ld): reads nothing fdrd sends (%zu bytes and %u fds "
-             "queued, %zu and %d more); dropped",
-             c->id, (long)c->pid, c->out_bytes, c->out_fds, len, nfds);
+             "queued, %zu and %d more; %u fds queued for all clients); dropped",
+             c->id, (long)c->pid, c->out_bytes, c->out_fds, len, nfds,
+             s ? s->out_fds : 0);
     c->dead = 1;
     return -1;
 }
@@ -149,7 +152,6 @@ static int queue_full(struct fdrd_client *c, size_t len, int nfds)
 int fdrd_server_send_fds(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
                          size_t len, int *fds, int nfds, uint32_t key)
 {
-    (void)s;
     if (c->dead || nfds < 0 || nfds > FDR_PROTO_FDS_MAX) {
         fdr__proto_close_fds(fds, nfds);
         return -1;
@@ -179,9 +181,12 @@ int fdrd_server_send_fds(struct fdrd_server *s, struct fdrd_client *c, const voi
             }
     size_t bytes = c->out_bytes - (old ? old->len : 0);
     unsigned nf = c->out_fds - (old ? (unsigned)old->nfds : 0);
-    if (bytes + len > FDRD_OUTQ_MAX || nf + (unsigned)nfds > FDRD_OUTQ_FDS) {
+    /* Queued fds are fdrd's own descriptors until sent: bounded per
+     * client and in all, within the fd limit main.c leaves for them. */
+    if (bytes + len > FDRD_OUTQ_MAX || nf + (unsigned)nfds > FDRD_OUTQ_FDS ||
+        (nfds && s->out_fds + (unsigned)nfds > s->max_out_fds)) {
         fdr__proto_close_fds(fds, nfds);
-        return queue_full(c, len, nfds);
+        return queue_full(s, c, len, nfds);
     }
     struct fdrd_outmsg *m = malloc(sizeof *m + len);
     if (!m) {
@@ -213,6 +218,8 @@ int fdrd_server_send_fds(struct fdrd_server *s, struct fdrd_client *c, const voi
         c->out_tail = m;
     }
     c->out_bytes = bytes + len;
+    if (s)
+        s->out_fds += nf + (unsigned)nfds - c->out_fds;
     c->out_fds = nf + (unsigned)nfds;
     return 0;
 }
@@ -224,7 +231,7 @@ void fdrd_server_send(struct fdrd_server *s, struct fdrd_client *c, const void *
 }
 
 /* Sends what c's queue holds, in order, while its socket takes it. */
-static void flush_out(struct fdrd_client *c)
+static void flush_out(struct fdrd_server *s, struct fdrd_client *c)
 {
     while (c->out_head) {
         struct fdrd_outmsg *m = c->out_head;
@@ -240,6 +247,7 @@ static void flush_out(struct fdrd_client *c)
             c->out_tail = NULL;
         c->out_bytes -= m->len;
         c->out_fds -= (unsigned)m->nfds;
+        s->out_fds -= (unsigned)m->nfds;
         fdr__proto_close_fds(m->fds, m->nfds);
         free(m);
     }
@@ -339,7 +347,7 @@ int fdrd_server_run(struct fdrd_server *s)
             struct fdrd_client *c = s->clients[i];
             short ev = pfd[i + 2].revents;
             if (ev & POLLOUT)
-                flush_out(c);
+                flush_out(s, c);
             else if (ev & POLLIN)
                 read_one(s, c);
             else if (ev & (POLLHUP | POLLERR | POLLNVAL))

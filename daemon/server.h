@@ -16,7 +16,8 @@
 
 #define FDRD_CLIENTS_MAX 4096    /* connections at once; more are refused */
 #define FDRD_OUTQ_MAX (4u << 20) /* bytes queued for one client (server.c) */
-#define FDRD_OUTQ_FDS 1024u      /* fds queued for one client (rings, doorbells) */
+#define FDRD_OUTQ_FDS 256u       /* fds queued for one client (rings, doorbells) */
+#define FDRD_OUTQ_FDS_ALL 1024u  /* fds queued for all clients, at most */
 #define FDRD_CLIENT_PROVIDERS FDR_PROVIDER_MAX
 
 struct fdrd_outmsg;
@@ -47,6 +48,9 @@ struct fdrd_server {
     const char *rundir;
     struct fdrd_client **clients;
     unsigned nclients, max_clients;
+    unsigned out_fds,
+        max_out_fds; /* fds queued for all clients, their bound (main.c:
+                      * what the fd limit leaves, FDRD_OUTQ_FDS_ALL at most) */
     unsigned long next_id;
     struct fdrd_traces traces;
     struct fdrd_providers providers;
@@ -63,7 +67,8 @@ int fdrd_server_run(struct fdrd_server *s);
  * not take yet: messages reach c in the order of these calls. A nonzero
  * key replaces a queued message of the same key (in its place). 0, or -1
  * when c is gone or its queue passed FDRD_OUTQ_MAX bytes or FDRD_OUTQ_FDS
- * fds (c is then marked dead, with a log line). */
+ * fds, or all queues s->max_out_fds fds (c is then marked dead, with a
+ * log line). s may be NULL when nfds is 0. */
 int fdrd_server_send_fds(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
                          size_t len, int *fds, int nfds, uint32_t key);
 

@@ -23,7 +23,12 @@ held events twice and discarded events counted on no thread. Now: no
 "dropped" in fdrd's log, every program ends with exit 0, and in the
 trace (bt2), per thread, recorded + discarded == emitted, each thread's
 n strictly increasing (no event twice), every discarded count on a
-thread."""
+thread.
+
+Then the bound: a stopped program while a trace is started and stopped
+again and again (a doorbell and rings, 6 fds queued per start) is dropped
+once its queue passes 256 fds, with the line "reads nothing fdrd sends",
+not before, and fdrd serves on."""
 import os
 import signal
 import subprocess
@@ -98,4 +103,31 @@ h.resume_exact(emitted, ns, lost)
 print("%d filter changes; emitted %d, recorded %d, discarded %d"
       % (CHANGES, sum(emitted.values()), sum(len(v) for v in ns.values()),
          sum(lost.values())))
+
+# The bound: a program that reads nothing while a trace is started and
+# stopped again and again gets a doorbell and rings (6 fds) per start, all
+# queued; past 256 fds fdrd drops it, saying so, and goes on serving.
+s.fdr("create", "E", "-o", os.path.join(s.work, "out-e"))
+s.fdr("enable", "E", "ses:tick")
+s.fdr("start", "E")
+p = subprocess.Popen([prog, "resume", "1", "1", "1000000"], env=env, stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+s.pids.add(p.pid)
+c.check(h.line(p) == "ready\n", "pid %d: not ready" % p.pid)
+os.kill(p.pid, signal.SIGSTOP)
+said = "(pid %d): reads nothing fdrd sends" % p.pid
+try:
+    for k in range(100):
+        s.fdr("stop", "E")
+        s.fdr("start", "E")
+        if said in s.log_text():
+            break
+finally:
+    os.kill(p.pid, signal.SIGCONT)
+c.check(said in s.log_text(), "no line '%s' after %d starts:\n%s" % (said, k + 1, s.log_text()))
+c.check(k + 1 >= 256 // 6, "dropped after %d starts, before 256 fds were queued" % (k + 1))
+print("a stopped program dropped after %d starts of a trace" % (k + 1))
+c.check("E" in s.traces(), "fdrd serves on")
+p.kill()
+p.wait(timeout=120)
 c.finish()
