@@ -194,7 +194,7 @@ static int ring_make(struct fdrd_route *r, const struct fdrd_trace *t, uint64_t 
 
 /* Sends up to `count` new rings of route r to c, of `bytes` each, as
  * `kind` (FDR__BUFFER_RING, or GROW: route_spare). */
-static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
+static void give_rings(struct fdrd_server *s, struct fdrd_client *c, struct fdrd_route *r,
                        const struct fdrd_trace *t, unsigned count, uint64_t bytes,
                        uint32_t kind)
 {
@@ -212,10 +212,9 @@ static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
         b.size = r->rings[r->nrings - 1].g.size;
         b.route = r->id;
         fdr__proto_init(&b, sizeof b, FDR__MSG_BUFFER, 0);
-        int rc = fdr__proto_send(c->fd, &b, sizeof b, &fd, 1);
-        close(fd);
-        if (rc < 0) {
-            /* Its socket is full: the process asks again later. */
+        /* Sent or queued behind what the socket did not take yet (in
+         * order); fails only when the process is dropped. */
+        if (fdrd_server_send_fds(s, c, &b, sizeof b, &fd, 1, 0) < 0) {
             struct fdrd_ring *ring = &r->rings[--r->nrings];
             r->held -= ring->g.size;
             munmap(ring->h, ring->g.size);
@@ -233,8 +232,8 @@ static void give_rings(struct fdrd_client *c, struct fdrd_route *r,
  * make_room), and this gives the next. Its pages cost nothing until
  * written: RSS follows the threads that fill their rings, not the count
  * of threads. The old ring is written out like any other. */
-static void route_spare(struct fdrd_client *c, struct fdrd_route *r,
-                        const struct fdrd_trace *t)
+static void route_spare(struct fdrd_server *s, struct fdrd_client *c,
+                        struct fdrd_route *r, const struct fdrd_trace *t)
 {
     if (!t || !t->grow_size || !t->active || r->mode != FDR__TRACE_DISCARD || c->dead)
         return;
@@ -246,7 +245,7 @@ static void route_spare(struct fdrd_client *c, struct fdrd_route *r,
     }
     if (r->held + size > t->memory || r->nrings >= FDRD_ROUTE_RINGS_MAX)
         return;
-    give_rings(c, r, t, 1, t->grow_size, FDR__BUFFER_GROW);
+    give_rings(s, c, r, t, 1, t->grow_size, FDR__BUFFER_GROW);
     if (r->nrings && r->rings[r->nrings - 1].g.size == size)
         r->spare = r->nrings;
 }
@@ -804,11 +803,11 @@ static void send_route(struct fdrd_client *c, struct fdrd_route *r,
         memcpy(m->items, t->items, t->len);
     }
     fdr__proto_init(m, len, FDR__MSG_ROUTE, 0);
-    if (fdr__proto_send(c->fd, m, len, NULL, 0) < 0) {
-        fdrd_log("client %lu (pid %ld): route of trace %s not sent (%s): dropped", c->id,
-                 (long)c->pid, t->name, strerror(errno));
-        c->dead = 1; /* the process must not miss a route: drop it */
-    }
+    /* Queued when the socket is full (never lost: fails only when the
+     * process is dropped, logged there). A selection still queued is
+     * replaced by the newer one (key: the route); an end never replaces
+     * the beginning the process has not read yet. */
+    fdrd_server_send_fds(NULL, c, m, len, NULL, 0, active ? r->id : 0);
 }
 
 /* The route of client c into trace t now, or NULL. */
@@ -982,13 +981,12 @@ static void route_begin(struct fdrd_server *s, struct fdrd_client *c,
         b.kind = FDR__BUFFER_DOORBELL;
         b.route = r->id;
         fdr__proto_init(&b, sizeof b, FDR__MSG_BUFFER, 0);
-        fdr__proto_send(c->fd, &b, sizeof b, &bell, 1);
-        close(bell);
+        fdrd_server_send_fds(s, c, &b, sizeof b, &bell, 1, 0);
     }
     if (c->dead)
         return; /* gone already (its messages read at its end): only the copy */
-    give_rings(c, r, t, 4, t->buffer_size, FDR__BUFFER_RING);
-    route_spare(c, r, t);
+    give_rings(s, c, r, t, 4, t->buffer_size, FDR__BUFFER_RING);
+    route_spare(s, c, r, t);
     send_route(c, r, t, 1);
 }
 
@@ -1033,7 +1031,7 @@ void fdrd_collect_need(struct fdrd_server *s, struct fdrd_client *c,
             continue; /* a route that ended meanwhile is not found */
         struct fdrd_trace *t = trace_by_id(s, r->trace_id);
         if (t)
-            give_rings(c, r, t, m->count < 64 ? m->count : 64, t->buffer_size,
+            give_rings(s, c, r, t, m->count < 64 ? m->count : 64, t->buffer_size,
                        FDR__BUFFER_RING);
     }
 }
@@ -1435,7 +1433,7 @@ void fdrd_collect_pass(struct fdrd_server *s)
         struct fdrd_client *c = s->clients[i];
         for (struct fdrd_route *r = c->col ? c->col->routes : NULL; r; r = r->next) {
             route_pass(c, r);
-            route_spare(c, r, trace_by_id(s, r->trace_id));
+            route_spare(s, c, r, trace_by_id(s, r->trace_id));
         }
     }
 }

@@ -87,13 +87,22 @@ static int passed_socket(char *msg, size_t cap)
     return rc;
 }
 
-/* Room for FDRD_CLIENTS_MAX connections plus our own descriptors, as far
- * as the hard limit allows. Returns how many clients fit. */
-static unsigned raise_nofile(void)
+/* Room for FDRD_CLIENTS_MAX connections plus our own descriptors, and
+ * FDRD_OUTQ_FDS_ALL fds queued for clients (server.c), as far as the hard
+ * limit allows. Returns how many clients fit; *fds how many fds may be
+ * queued (what the clients leave, 64 at least: a limit too low for both
+ * serves the clients first, as before the queues held fds). */
+static unsigned raise_nofile(unsigned *fds)
 {
-    unsigned long want = FDRD_CLIENTS_MAX + 64, cur = fdr__nofile_raise(want);
-    if (cur >= want)
+    unsigned long want = FDRD_CLIENTS_MAX + 64,
+                  cur = fdr__nofile_raise(want + FDRD_OUTQ_FDS_ALL);
+    if (cur >= want) {
+        *fds = cur - want >= FDRD_OUTQ_FDS_ALL ? FDRD_OUTQ_FDS_ALL
+               : cur - want > 64               ? (unsigned)(cur - want)
+                                               : 64;
         return FDRD_CLIENTS_MAX;
+    }
+    *fds = 64;
     return cur > 96 ? (unsigned)(cur - 64) : 32;
 }
 
@@ -234,7 +243,7 @@ int main(int argc, char **argv)
     s.listen_fd = rd.listen_fd;
     s.rundir = dir;
     s.started = time(NULL);
-    s.max_clients = raise_nofile();
+    s.max_clients = raise_nofile(&s.max_out_fds);
     const char *home = getenv("HOME");
     if (!home || !*home) {
         struct passwd *pw = getpwuid(geteuid());

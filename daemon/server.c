@@ -20,12 +20,25 @@
  *     fdr__proto_recv (fds: at most FDR_PROTO_FDS_MAX, closed on any
  *     anomaly) and fdr__proto_check; a client that sends anything invalid
  *     is logged with the reason and dropped.
- *   - Output: replies are sent at once; what a full socket does not take
- *     is queued (FDRD_OUTQ_MAX bytes at most, else the client is dropped)
- *     and the client is not read until its queue is empty.
+ *   - Output: every message to a client (replies, and collect.c's rings,
+ *     doorbells and routes, with their fds) goes through one queue per
+ *     client (fdrd_server_send_fds): sent at once while the queue is
+ *     empty; what a full socket does not take (EAGAIN: a process that is
+ *     busy, descheduled or stopped reads later) waits, in order, and is
+ *     sent when poll() says the socket is writable. Never dropped for a
+ *     full socket: a process must not miss a route or a ring. Bounded:
+ *     FDRD_OUTQ_MAX bytes and FDRD_OUTQ_FDS fds per client, and
+ *     FDRD_OUTQ_FDS_ALL fds for all (a queued fd is fdrd's until sent;
+ *     main.c raises the fd limit for them), past which the client is
+ *     dropped with a log line ("reads nothing fdrd sends"). A route's selection still
+ * queued is replaced by a newer one (its key), so that a trace changed again and again
+ * costs a stopped process one message per route, not one per change. No time bound: a
+ * process stopped in a debugger for an hour keeps its trace. The client is not read until
+ * its queue is empty: what it asks cannot pile up replies (libfdr reads while it waits to
+ * send, so both sides never wait on each other).
  *   - A connection is a process: when it ends, however (exit, SIGKILL:
  *     the kernel hangs it up), its provider references are dropped.
- * Memory is bounded: clients x (struct fdrd_client + queued replies). */
+ * Memory is bounded: clients x (struct fdrd_client + its queue). */
 #define _GNU_SOURCE
 #include "server.h"
 
@@ -43,6 +56,9 @@
 struct fdrd_outmsg {
     struct fdrd_outmsg *next;
     size_t len;
+    uint32_t key; /* a newer message of the same key replaces it; 0: none */
+    int nfds;
+    int fds[FDR_PROTO_FDS_MAX]; /* owned by the queue until sent */
     unsigned char data[];
 };
 
@@ -89,15 +105,18 @@ static int accept_one(struct fdrd_server *s)
     return 1;
 }
 
-static void drop_queue(struct fdrd_client *c)
+static void drop_queue(struct fdrd_server *s, struct fdrd_client *c)
 {
+    s->out_fds -= c->out_fds;
     while (c->out_head) {
         struct fdrd_outmsg *m = c->out_head;
         c->out_head = m->next;
+        fdr__proto_close_fds(m->fds, m->nfds);
         free(m);
     }
     c->out_tail = NULL;
     c->out_bytes = 0;
+    c->out_fds = 0;
 }
 
 static int read_one(struct fdrd_server *s, struct fdrd_client *c);
@@ -112,57 +131,111 @@ static void close_client(struct fdrd_server *s, unsigned i)
         ;
     fdrd_collect_release(s, c); /* everything it committed, to disk */
     fdrd_client_release(s, c);
-    drop_queue(c);
+    drop_queue(s, c);
     close(c->fd);
     free(c);
     s->clients[i] = s->clients[--s->nclients];
 }
 
-void fdrd_server_send(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
-                      size_t len)
+/* Drops c for a queue past its bounds, saying so. */
+static int queue_full(const struct fdrd_server *s, struct fdrd_client *c, size_t len,
+                      int nfds)
 {
-    (void)s;
-    if (c->dead)
-        return;
+    fdrd_log("client %lu (pid %ld): reads nothing fdrd sends (%zu bytes and %u fds "
+             "queued, %zu and %d more; %u fds queued for all clients); dropped",
+             c->id, (long)c->pid, c->out_bytes, c->out_fds, len, nfds,
+             s ? s->out_fds : 0);
+    c->dead = 1;
+    return -1;
+}
+
+int fdrd_server_send_fds(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
+                         size_t len, int *fds, int nfds, uint32_t key)
+{
+    if (c->dead || nfds < 0 || nfds > FDR_PROTO_FDS_MAX) {
+        fdr__proto_close_fds(fds, nfds);
+        return -1;
+    }
     if (!c->out_head) {
-        int rc = fdr__proto_send(c->fd, msg, len, NULL, 0);
-        if (rc == 0)
-            return;
+        int rc = fdr__proto_send(c->fd, msg, len, fds, nfds);
+        if (rc == 0) {
+            fdr__proto_close_fds(fds, nfds); /* the process has its copies */
+            return 0;
+        }
         if (rc != -EAGAIN) {
+            fdr__proto_close_fds(fds, nfds);
             c->dead = 1; /* the peer went away: not worth a line */
-            return;
+            return -1;
         }
     }
-    if (c->out_bytes + len > FDRD_OUTQ_MAX) {
-        fdrd_log(
-            "client %lu (pid %ld): does not read its replies (%zu bytes queued); dropped",
-            c->id, (long)c->pid, c->out_bytes);
-        c->dead = 1;
-        return;
+    /* A queued message of the same key (a route's selection) is
+     * superseded: the process needs only the newest, so a process that
+     * reads nothing for a while costs one message per route, however
+     * often the trace changes meanwhile. It takes the old one's place. */
+    struct fdrd_outmsg **at = &c->out_head, *old = NULL;
+    if (key)
+        for (; *at; at = &(*at)->next)
+            if ((*at)->key == key) {
+                old = *at;
+                break;
+            }
+    size_t bytes = c->out_bytes - (old ? old->len : 0);
+    unsigned nf = c->out_fds - (old ? (unsigned)old->nfds : 0);
+    /* Queued fds are fdrd's own descriptors until sent: bounded per
+     * client and in all, within the fd limit main.c leaves for them. */
+    if (bytes + len > FDRD_OUTQ_MAX || nf + (unsigned)nfds > FDRD_OUTQ_FDS ||
+        (nfds && s->out_fds + (unsigned)nfds > s->max_out_fds)) {
+        fdr__proto_close_fds(fds, nfds);
+        return queue_full(s, c, len, nfds);
     }
     struct fdrd_outmsg *m = malloc(sizeof *m + len);
     if (!m) {
-        fdrd_log("client %lu (pid %ld): out of memory for a reply; dropped", c->id,
+        fdr__proto_close_fds(fds, nfds);
+        fdrd_log("client %lu (pid %ld): out of memory for a message; dropped", c->id,
                  (long)c->pid);
         c->dead = 1;
-        return;
+        return -1;
     }
-    m->next = NULL;
     m->len = len;
+    m->key = key;
+    m->nfds = nfds;
+    for (int k = 0; k < nfds; k++)
+        m->fds[k] = fds[k];
     memcpy(m->data, msg, len);
-    if (c->out_tail)
-        c->out_tail->next = m;
-    else
-        c->out_head = m;
-    c->out_tail = m;
-    c->out_bytes += len;
+    if (old) {
+        m->next = old->next;
+        *at = m;
+        if (c->out_tail == old)
+            c->out_tail = m;
+        fdr__proto_close_fds(old->fds, old->nfds);
+        free(old);
+    } else {
+        m->next = NULL;
+        if (c->out_tail)
+            c->out_tail->next = m;
+        else
+            c->out_head = m;
+        c->out_tail = m;
+    }
+    c->out_bytes = bytes + len;
+    if (s)
+        s->out_fds += nf + (unsigned)nfds - c->out_fds;
+    c->out_fds = nf + (unsigned)nfds;
+    return 0;
 }
 
-static void flush_out(struct fdrd_client *c)
+void fdrd_server_send(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
+                      size_t len)
+{
+    fdrd_server_send_fds(s, c, msg, len, NULL, 0, 0);
+}
+
+/* Sends what c's queue holds, in order, while its socket takes it. */
+static void flush_out(struct fdrd_server *s, struct fdrd_client *c)
 {
     while (c->out_head) {
         struct fdrd_outmsg *m = c->out_head;
-        int rc = fdr__proto_send(c->fd, m->data, m->len, NULL, 0);
+        int rc = fdr__proto_send(c->fd, m->data, m->len, m->fds, m->nfds);
         if (rc == -EAGAIN)
             return;
         if (rc < 0) {
@@ -173,6 +246,9 @@ static void flush_out(struct fdrd_client *c)
         if (!c->out_head)
             c->out_tail = NULL;
         c->out_bytes -= m->len;
+        c->out_fds -= (unsigned)m->nfds;
+        s->out_fds -= (unsigned)m->nfds;
+        fdr__proto_close_fds(m->fds, m->nfds);
         free(m);
     }
 }
@@ -271,7 +347,7 @@ int fdrd_server_run(struct fdrd_server *s)
             struct fdrd_client *c = s->clients[i];
             short ev = pfd[i + 2].revents;
             if (ev & POLLOUT)
-                flush_out(c);
+                flush_out(s, c);
             else if (ev & POLLIN)
                 read_one(s, c);
             else if (ev & (POLLHUP | POLLERR | POLLNVAL))

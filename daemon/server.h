@@ -15,7 +15,9 @@
 #include "traces.h"
 
 #define FDRD_CLIENTS_MAX 4096    /* connections at once; more are refused */
-#define FDRD_OUTQ_MAX (1u << 20) /* bytes of replies queued for one client */
+#define FDRD_OUTQ_MAX (4u << 20) /* bytes queued for one client (server.c) */
+#define FDRD_OUTQ_FDS 256u       /* fds queued for one client (rings, doorbells) */
+#define FDRD_OUTQ_FDS_ALL 1024u  /* fds queued for all clients, at most */
 #define FDRD_CLIENT_PROVIDERS FDR_PROVIDER_MAX
 
 struct fdrd_outmsg;
@@ -29,8 +31,9 @@ struct fdrd_client {
     struct fdr__msg_register_process info; /* what it said of itself */
     uint32_t handles[FDRD_CLIENT_PROVIDERS]; /* providers it holds a reference to */
     unsigned nhandles;
-    struct fdrd_outmsg *out_head, *out_tail; /* replies the socket did not take yet */
+    struct fdrd_outmsg *out_head, *out_tail; /* what the socket did not take yet */
     size_t out_bytes;
+    unsigned out_fds;
     int dead;                     /* drop at the end of this loop turn */
     int bad;                      /* it broke the protocol: read nothing more */
     struct fdrd_collect *col;     /* its class table and routes (collect.c); NULL
@@ -45,6 +48,9 @@ struct fdrd_server {
     const char *rundir;
     struct fdrd_client **clients;
     unsigned nclients, max_clients;
+    unsigned out_fds,
+        max_out_fds; /* fds queued for all clients, their bound (main.c:
+                      * what the fd limit leaves, FDRD_OUTQ_FDS_ALL at most) */
     unsigned long next_id;
     struct fdrd_traces traces;
     struct fdrd_providers providers;
@@ -56,8 +62,17 @@ struct fdrd_server {
 /* Runs until SIGTERM or SIGINT arrives on signal_fd. Returns 0. */
 int fdrd_server_run(struct fdrd_server *s);
 
-/* Queues or sends one reply to c; on a dead peer or a full queue, marks c
- * dead (with a log line). */
+/* Sends one message to c with nfds fds (owned by the call: closed once
+ * sent, or when c is dropped), or queues it behind what c's socket did
+ * not take yet: messages reach c in the order of these calls. A nonzero
+ * key replaces a queued message of the same key (in its place). 0, or -1
+ * when c is gone or its queue passed FDRD_OUTQ_MAX bytes or FDRD_OUTQ_FDS
+ * fds, or all queues s->max_out_fds fds (c is then marked dead, with a
+ * log line). s may be NULL when nfds is 0. */
+int fdrd_server_send_fds(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
+                         size_t len, int *fds, int nfds, uint32_t key);
+
+/* fdrd_server_send_fds without fds or key: a reply. */
 void fdrd_server_send(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
                       size_t len);
 

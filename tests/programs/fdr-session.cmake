@@ -169,6 +169,13 @@ fdr_prog_test(fdr-daemon-grow grow 600)
 # trace created/started/stopped/destroyed 50 times while 4 threads record
 # into another, which holds none of its events.
 fdr_prog_test(fdr-daemon-traces traces 600)
+
+# fdr-daemon-sendq: 4 programs x 3 threads record into a discard trace
+# while its mask changes 20+ times (ROUTEs of 16 KiB to every program),
+# one program stopped meanwhile (its socket fills): fdrd queues what the
+# socket does not take and drops nobody; exact per thread, no event twice
+# (bt2).
+fdr_prog_test(fdr-daemon-sendq sendq 600)
 # fdr-relay-*: fdrd streams to a real /usr/bin/lttng-relayd (issue 16),
 # started by the test on free ports (test-fdr-relay.py says what each
 # phase shows): basic (unreachable relayd refused; live trace, lttng-live

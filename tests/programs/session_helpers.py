@@ -314,6 +314,41 @@ def per_thread(path):
     return ns, lost
 
 
+def resume_emitted(procs):
+    """Ends session-prog "resume" programs (end of input) and returns what
+    each thread says it emitted: {(pid, t, tid): events}; each must exit 0."""
+    emitted = {}
+    for p in procs:
+        o, e = p.communicate(timeout=120)
+        c.check(p.returncode == 0, "pid %d exit %d: %s" % (p.pid, p.returncode, e))
+        for ln in o.splitlines():
+            if ln.startswith("events "):
+                _, t, n, tid = ln.split()
+                emitted[(p.pid, int(t), int(tid))] = int(n)
+    return emitted
+
+
+def resume_exact(emitted, ns, lost):
+    """Per thread of resume_emitted, against per_thread's (ns, lost): its
+    ses:tick n strictly increasing (in order, none twice), below what it
+    emitted, and recorded + discarded == emitted; nothing of a thread that
+    did not emit. Returns the events discarded in all."""
+    c.check(set(lost) <= {k[2] for k in emitted}, "discards of threads that did not emit")
+    c.check({k[0] for k in ns} <= {k[2] for k in emitted},
+            "events of threads that did not emit")
+    total_lost = 0
+    for (pid, t, tid), n in sorted(emitted.items()):
+        v = ns.get((tid, "ses:tick"), [])
+        what = "pid %d thread %d (tid %d)" % (pid, t, tid)
+        c.check(all(a < b for a, b in zip(v, v[1:])), "%s: not in order, or an event twice"
+                % what)
+        c.check(not v or v[-1] < n, "%s: n %d >= emitted %d" % (what, v[-1] if v else 0, n))
+        c.check(len(v) + lost[tid] == n, "%s: emitted %d, recorded %d + discarded %d"
+                % (what, n, len(v), lost[tid]))
+        total_lost += lost[tid]
+    return total_lost
+
+
 def whole_packets(trace):
     """A copy of trace (a process directory at relayd, little-endian)
     holding only the whole packets of its stream files, without relayd's

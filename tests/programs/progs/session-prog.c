@@ -87,15 +87,15 @@
  *       that main ends the process as END says: "kill" waits to be killed,
  *       "segv" dereferences NULL, "abrt" calls abort(), "exit" calls
  *       _exit(0) (the nothing-committed-lost test)
- *   session-prog pace THREADS [BURST]
+ *   session-prog pace THREADS [BURST [MAX]]
  *       THREADS threads each record bursts of BURST (default 100) ses:tick
  *       (t, n = 0, 1, ...) with a 1 ms sleep between bursts, until the end
- *       of input (BURST 1: about 1,000 events/s per thread);
+ *       of input or MAX events (BURST 1: about 1,000 events/s per thread);
  *       prints "ready" once they run; at the end "events T N" per thread,
  *       "rate R" (events per second, all threads) and "maxburst_us M" (the
  *       longest burst: a program blocked by its tracer shows here)
- *   session-prog resume THREADS   (with FDR_EVENTS=-ses:*)
- *       as pace, in bursts of 10, each thread starting once routed
+ *   session-prog resume THREADS [BURST [MAX]]   (with FDR_EVENTS=-ses:*)
+ *       as pace, in bursts of 10 by default, each thread starting once routed
  *       (fdr_enabled, and "ready" then), so
  *       that every event it emits is the trace's: recorded or counted as
  *       discarded (fdrd killed and restarted meanwhile:
@@ -201,7 +201,7 @@ static void *storm(void *arg)
 struct pace {
     pthread_t th;
     int t, burst;
-    unsigned long n;
+    unsigned long n, max; /* max: events at most (0: no bound) */
     uint64_t maxburst_ns;
     long tid;
 };
@@ -276,9 +276,9 @@ static void *pace_thread(void *arg)
     p->tid = (long)gettid();
     if (pace_routed)
         wait_routed();
-    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) && (!p->max || p->n < p->max)) {
         uint64_t t0 = mono_ns();
-        for (int i = 0; i < p->burst; i++, p->n++)
+        for (int i = 0; i < p->burst && (!p->max || p->n < p->max); i++, p->n++)
             fdr_trace(ses, tick, "t=%d n=%lu", p->t, p->n);
         uint64_t d = mono_ns() - t0;
         if (d > p->maxburst_ns)
@@ -1107,10 +1107,11 @@ int main(int argc, char **argv)
         printf("done %d\n", bad);
         return bad != 0;
     }
-    if ((argc == 3 || argc == 4) &&
+    if ((argc == 3 || argc == 4 || argc == 5) &&
         (strcmp(argv[1], "pace") == 0 || strcmp(argv[1], "resume") == 0)) {
         pace_routed = argv[1][0] == 'r';
-        int nt = atoi(argv[2]), burst = argc == 4     ? atoi(argv[3])
+        unsigned long max = argc == 5 ? strtoul(argv[4], NULL, 10) : 0;
+        int nt = atoi(argv[2]), burst = argc >= 4     ? atoi(argv[3])
                                         : pace_routed ? 10
                                                       : 100;
         static struct pace ps[16];
@@ -1120,6 +1121,7 @@ int main(int argc, char **argv)
         for (int t = 0; t < nt; t++) {
             ps[t].t = t;
             ps[t].burst = burst;
+            ps[t].max = max;
             pthread_create(&ps[t].th, NULL, pace_thread, &ps[t]);
         }
         if (pace_routed)
@@ -1171,12 +1173,13 @@ int main(int argc, char **argv)
         return shrink(strtoul(argv[2], NULL, 10));
     if (argc == 5 && strcmp(argv[1], "soak") == 0)
         return soak(atoi(argv[2]), strtoul(argv[3], NULL, 10), argv[4]);
-    fprintf(stderr,
-            "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
-            "go THREADS N [kill] | storm THREADS | many THREADS N [go] |\n"
-            "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N |\n"
-            "scribble ROUNDS [SEED] | bounds packet|content | pace THREADS [BURST] |\n"
-            "resume THREADS | shrink N | waiters THREADS N | grow IDLE N |\n"
-            "soak THREADS N END | quick N MS [T] | brood K N | spawn N\n");
+    fprintf(
+        stderr,
+        "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
+        "go THREADS N [kill] | storm THREADS | many THREADS N [go] |\n"
+        "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N |\n"
+        "scribble ROUNDS [SEED] | bounds packet|content | pace THREADS [BURST [MAX]] |\n"
+        "resume THREADS | shrink N | waiters THREADS N | grow IDLE N |\n"
+        "soak THREADS N END | quick N MS [T] | brood K N | spawn N\n");
     return 2;
 }
