@@ -287,6 +287,24 @@ int fdr__drain_open_packet(int fd, struct fdr__buf_hdr *h, const struct fdr__rin
         fdr__stream_advance(st, &hdr);
         hdr.seq++;
         grew = 1;
+    } else if (hdr.seq == 0 && total > hdr.discarded && total < FDR__TS_LIMIT) {
+        /* An open packet 0 with no event, and a count to report (libfdr
+         * put events lost to the route into a ring in a thread's hands:
+         * recorder/buffer.c, fdr__buf_route_lost): it goes out as the
+         * stream's empty first packet, saying 0, and the count after it.
+         * Before, nothing was written: the count was lost uncounted. */
+        hdr.ts_end = hdr.ts_begin;
+        hdr.content_size = sizeof hdr * 8;
+        hdr.discarded = 0;
+        last = hdr.ts_begin;
+        if (fdr__packet_write(fd, &hdr, NULL) < 0) {
+            fdr__drain_cut(fd, h);
+            return 0;
+        }
+        h->out_bytes += sizeof hdr;
+        fdr__stream_advance(st, &hdr);
+        hdr.seq++;
+        grew = 1;
     }
     if (total > hdr.discarded && total < FDR__TS_LIMIT && (hdr.seq > 0 || grew)) {
         /* Never as the stream's first packet, which must say 0. */

@@ -98,8 +98,11 @@ int fdr__drain_slot(int fd, struct fdr__buf_hdr *h, const struct fdr__ring_geom 
  * from the packet's tail, common/committed.h), closed with the size of
  * what is committed and the time of its last event, then followed, when
  * events were discarded after it was opened, by a header-only packet that
- * reports them; with no open packet, that header-only packet alone when
- * the last closed one does not report every discarded event.
+ * reports them (an open packet 0 with no event is written then, empty,
+ * as the stream's first packet saying 0: libfdr may put a count lost to
+ * the route in a ring a thread holds, recorder/buffer.c); with no open
+ * packet, that header-only packet alone when the last closed one does
+ * not report every discarded event.
  * `produced` is the number of closed packets already written: the open
  * packet must be the next one, and follow stream st (its events up to
  * the first that fdr__packet_prefix refuses). Returns 1 when fd grew,

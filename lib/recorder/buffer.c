@@ -356,11 +356,21 @@ static uint64_t no_dead_lost(const struct fdr__buf *b)
 }
 uint64_t (*fdr__buf_dead_lost_hook)(const struct fdr__buf *b) =
     no_dead_lost; /* the newest route announced */
+static void no_carry(struct fdr__buf *b, uint32_t tid)
+{
+    (void)b;
+    (void)tid;
+}
+void (*fdr__buf_carry_hook)(struct fdr__buf *b, uint32_t tid) = no_carry;
 /* The routed rings' lock: a leaf, taken by writers inside their tracing
  * section (writer.c, reroute), so never held while waiting for anything;
  * after the writers lock when both are held. */
 static pthread_mutex_t route_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fdr__buf *routed_free; /* rings of routes, free */
+/* Every mapped ring of a route, free or in a thread's hands (linked by
+ * route_next): a count lost to the route goes into one that fdrd will
+ * write out (fdr__buf_route_lost). */
+static struct fdr__buf *routed_all;
 uint32_t fdr__buf_routed_gen;
 static int doorbell = -1;
 
@@ -379,6 +389,17 @@ static void no_low(uint32_t route)
     (void)route;
 }
 void (*fdr__buf_low_hook)(uint32_t route) = no_low;
+
+/* Route lock held: b leaves routed_all (it is about to be unmapped). */
+static void unlist(struct fdr__buf *b)
+{
+    for (struct fdr__buf **p = &routed_all; *p; p = &(*p)->route_next)
+        if (*p == b) {
+            *p = b->route_next;
+            break;
+        }
+    b->route_next = NULL;
+}
 
 static void unmap(struct fdr__buf *b)
 {
@@ -401,6 +422,19 @@ void fdr__buf_unmap(struct fdr__buf *b)
     unmap(b);
 }
 
+/* Events lost to a route by threads that ended when the process held no
+ * ring of it at all (writer.c, want_at_exit: a burst of threads outran
+ * the rings fdrd sends), per slot, with the last such thread's tid: the
+ * next ring of the route that comes reports them (carry_lost), or the
+ * next one a thread takes, whichever is first (take_lost). An entry of a
+ * route that ends first is dropped (fdr__buf_set_route): the trace has
+ * ended, nothing can reach it any more. Under route_lock. */
+static struct {
+    uint32_t route;
+    uint32_t tid;
+    uint64_t n;
+} route_lost[FDR__ROUTE_SLOTS];
+
 /* Route lock held: the ring's route is a current one, or one announced
  * ahead of its ROUTE message (fdrd sends a route's rings first). */
 static int route_live(uint32_t route)
@@ -413,6 +447,32 @@ static int route_live(uint32_t route)
         if (fdr__routes[i] == route)
             return 1;
     return 0;
+}
+
+/* Route lock held: fresh ring b (free, unused: no thread writes it) takes
+ * n events lost to its route, reported at once in a header-only packet
+ * (after the empty packet 0 a stream starts with) in the name of tid, the
+ * thread that lost them (writer.c, fdr__writer_carry_as): fdrd writes it
+ * out, whether or not a thread ever takes the ring. */
+static void carry_into(struct fdr__buf *b, uint64_t n, uint32_t tid)
+{
+    __atomic_fetch_add(&b->hdr->nested, n, __ATOMIC_RELAXED);
+    fdr__buf_carry_hook(b, tid);
+}
+
+/* Route lock held: a ring of the route came (fdr__buf_adopt), and with it
+ * a way for the count kept while the process held none to reach the
+ * trace. Before, that count waited for a thread to take a ring of the
+ * route: with none taking one again (quiet threads, or the process
+ * exiting), it never reached the trace. */
+static void carry_lost(struct fdr__buf *b)
+{
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+        if (route_lost[i].route == b->route && route_lost[i].n) {
+            carry_into(b, route_lost[i].n, route_lost[i].tid);
+            route_lost[i].route = 0;
+            route_lost[i].n = 0;
+        }
 }
 
 int fdr__buf_adopt(int fd, uint64_t size, uint32_t route, int grow)
@@ -451,8 +511,12 @@ int fdr__buf_adopt(int fd, uint64_t size, uint32_t route, int grow)
     pthread_mutex_lock(&route_lock);
     int live = route_live(route);
     if (live) {
+        if (!b->grow)
+            carry_lost(b);
         b->next_free = routed_free;
         routed_free = b;
+        b->route_next = routed_all;
+        routed_all = b;
         __atomic_add_fetch(&fdr__buf_routed_gen, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&route_lock);
@@ -460,14 +524,6 @@ int fdr__buf_adopt(int fd, uint64_t size, uint32_t route, int grow)
         unmap(b); /* came after its route ended */
     return 0;
 }
-
-/* Events lost to a route by threads that ended before a ring of it came
- * (writer.c, want_at_exit), per slot: the next ring of the route taken
- * reports them. Under route_lock. */
-static struct {
-    uint32_t route;
-    uint64_t n;
-} route_lost[FDR__ROUTE_SLOTS];
 
 /* Route lock held: ring b (taken, or given back used) takes its route's
  * lost count, reported by its next packet or, when none comes, by fdrd
@@ -484,7 +540,7 @@ static void take_lost(struct fdr__buf *b, int taken)
         }
 }
 
-void fdr__buf_route_lost(uint32_t route, uint64_t n)
+void fdr__buf_route_lost(uint32_t route, uint64_t n, uint32_t tid)
 {
     if (!route || !n)
         return;
@@ -492,17 +548,40 @@ void fdr__buf_route_lost(uint32_t route, uint64_t n)
     unsigned i = 0;
     while (i < FDR__ROUTE_SLOTS && route_lost[i].route && route_lost[i].route != route)
         i++;
-    /* A free ring of the route that was used: fdrd reports its count when
-     * the route ends, if no thread takes it before (common/drain.h). */
-    struct fdr__buf *used = NULL;
+    /* Into a ring of the route that fdrd will write out, whether or not a
+     * thread ever takes one again: a free one that has published a packet
+     * (its next packet reports the count, or fdrd when the route or the
+     * process ends: common/drain.h, a header-only packet after the last
+     * one written); else a fresh free one, in a packet of its own; else
+     * one in a thread's hands that a packet was opened in (buffer.h,
+     * opened: its thread's next packet reports it, or fdrd after the open
+     * one). Before, the count waited here for a thread to take a ring of
+     * the route: when the holders of every ring of it never gave one back
+     * (the process exits with them: test-fdr-daemon-memory.py, "waiters
+     * exit"), 400 of 800 events were neither recorded nor counted. */
+    struct fdr__buf *used = NULL, *fresh = NULL;
     for (struct fdr__buf *q = routed_free; q && !used; q = q->next_free)
-        if (q->route == route && __atomic_load_n(&q->hdr->produced, __ATOMIC_RELAXED))
+        if (q->route == route) {
+            if (__atomic_load_n(&q->hdr->produced, __ATOMIC_RELAXED))
+                used = q;
+            else if (!q->grow && !fresh)
+                fresh = q;
+        }
+    for (struct fdr__buf *q = routed_all; q && !used && !fresh; q = q->route_next)
+        if (q->route == route && (__atomic_load_n(&q->opened, __ATOMIC_ACQUIRE) ||
+                                  __atomic_load_n(&q->hdr->produced, __ATOMIC_ACQUIRE)))
             used = q;
     if (used)
         __atomic_fetch_add(&used->hdr->nested, n, __ATOMIC_RELAXED);
+    else if (fresh) /* in a packet of its own, in tid's name */
+        carry_into(fresh, n, tid);
     else if (i < FDR__ROUTE_SLOTS && route_live(route)) {
+        /* No ring of the route can carry it (none came yet): kept until
+         * one comes (fdr__buf_adopt), and more asked for. */
         route_lost[i].route = route;
+        route_lost[i].tid = tid;
         route_lost[i].n += n;
+        fdr__buf_low_hook(route);
     }
     pthread_mutex_unlock(&route_lock);
 }
@@ -566,7 +645,8 @@ void fdr__buf_put_routed(struct fdr__buf *b)
         routed_free = b;
         take_lost(b, 0);
         __atomic_add_fetch(&fdr__buf_routed_gen, 1, __ATOMIC_RELAXED);
-    }
+    } else
+        unlist(b);
     pthread_mutex_unlock(&route_lock);
     if (!keep)
         unmap(b);
@@ -590,19 +670,32 @@ void fdr__buf_set_route(unsigned slot, uint32_t route, int backfill)
             *p = b->next_free;
             b->next_free = old;
             old = b;
+            unlist(b);
         }
     }
+    /* Counts kept for routes that ended (no ring of theirs came): their
+     * traces have ended, and the entries would keep the slots. */
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+        if (route_lost[i].route && !route_live(route_lost[i].route))
+            route_lost[i].route = 0, route_lost[i].n = 0;
     __atomic_store_n(&fdr__route_gen, fdr__route_gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&route_lock);
     /* Free rings of a dead fdrd's route (threads that ended gave them
      * back): what never reached its stream is lost to the route that
-     * takes the slot (daemon.c, drop_connection; writer.c counts). */
-    uint64_t lost = 0;
+     * takes the slot (daemon.c, drop_connection; writer.c counts), in the
+     * name of the ring's last thread: into a ring of the new route that
+     * fdrd writes out (fdr__buf_route_lost), its rings being sent before
+     * the route. */
     uint32_t dead = __atomic_load_n(&fdr__route_dead_max, __ATOMIC_RELAXED);
     for (struct fdr__buf *b = old; b; b = b->next_free)
-        if (b->route <= dead)
-            lost += fdr__buf_dead_lost_hook(b);
-    fdr__buf_route_lost(route, lost);
+        if (b->route <= dead) {
+            uint64_t lost = fdr__buf_dead_lost_hook(b);
+            uint64_t produced = __atomic_load_n(&b->hdr->produced, __ATOMIC_ACQUIRE);
+            struct fdr__pkt last = {0};
+            if (produced)
+                memcpy(&last, fdr__buf_slot(b, produced - 1), sizeof last);
+            fdr__buf_route_lost(route, lost, last.tid);
+        }
     unmap_list(old);
 }
 
@@ -657,6 +750,7 @@ void fdr__buf_forget_all(void)
     pthread_mutex_init(&route_lock, NULL);
     unmap_list(routed_free);
     routed_free = NULL;
+    routed_all = NULL; /* those in the parent's threads' hands: fdr__buf_unmap */
     if (doorbell >= 0)
         close(doorbell);
     doorbell = -1;

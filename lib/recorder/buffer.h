@@ -18,6 +18,12 @@ struct fdr__buf {
     struct fdr__fd_id fd_id; /* what fd names: closed only if it still does */
     uint32_t index;
     struct fdr__buf *next_free;
+    struct fdr__buf *route_next; /* a routed ring: buffer.c's list of them all */
+    /* A routed ring a packet was opened in (writer.c; atomic, set once):
+     * fdrd writes a count put in it out, with the packet or after it, even
+     * when no thread writes the ring again (common/drain.h,
+     * fdr__drain_open_packet; buffer.c, fdr__buf_route_lost). */
+    uint32_t opened;
     int out_fd;               /* stream file, consumer only */
     struct fdr__fd_id out_id; /* what out_fd names (common/io.h) */
     int bad_ring;             /* its ring header was found corrupt, consumer only */
@@ -115,10 +121,20 @@ extern uint32_t fdr__route_backfill[FDR__ROUTE_SLOTS];
  * before their route) is kept; one of a route that ended is unmapped.
  * Returns 0, or -EINVAL (then fd is closed). */
 int fdr__buf_adopt(int fd, uint64_t size, uint32_t route, int grow);
-/* Adds n events to what route lost (threads that ended before a ring of it
- * came): put in the count of a free ring of it that was used (fdrd reports
- * it), else reported by the next ring of the route taken. */
-void fdr__buf_route_lost(uint32_t route, uint64_t n);
+/* Adds n events, lost by thread tid, to what route lost (threads that
+ * ended before a ring of it came, a dead fdrd's rings): put in the count
+ * of a ring of it that has published a packet (free, or in a thread's
+ * hands: its next packet reports it, or fdrd at the route's or the
+ * process's end), else reported at once in a fresh free ring
+ * (fdr__buf_carry_hook), else, with no ring of the route at all, by the
+ * first ring of it that comes (fdr__buf_adopt) or is taken. Dropped only
+ * when the route has ended: its trace is closed. */
+void fdr__buf_route_lost(uint32_t route, uint64_t n, uint32_t tid);
+/* Publishes, in fresh free ring b (route lock held, no thread writes it),
+ * the empty packet 0 of its stream and a header-only packet reporting its
+ * count (nested), both in the name of thread tid (writer.c,
+ * fdr__writer_carry_as; set by daemon.c: writer.c is a layer above). */
+extern void (*fdr__buf_carry_hook)(struct fdr__buf *b, uint32_t tid);
 /* A free ring of route `route`, or NULL; asks for more when few are left.
  * fresh 0: one used before if there is one (unused rings are kept for
  * threads with past events to hand over: backfill needs a stream that has

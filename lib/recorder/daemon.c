@@ -1086,6 +1086,7 @@ void fdr__daemon_start(void)
     fdr__buf_low_hook = rings_low;
     fdr__buf_dead_hook = providers_changed; /* wakes the thread: send_cuts */
     fdr__buf_dead_lost_hook = fdr__writer_dead_lost;
+    fdr__buf_carry_hook = fdr__writer_carry_as;
     started = 1;
 }
 

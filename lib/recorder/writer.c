@@ -269,6 +269,14 @@ static void kick(const struct fdr__writer *w)
     fdr__buf_ring_bell();
 }
 
+/* A packet is open in routed ring b: fdrd will write a count put in it
+ * out (buffer.h, opened). Slow path: once per packet. */
+static void mark_opened(struct fdr__buf *b)
+{
+    if (b->route && !__atomic_load_n(&b->opened, __ATOMIC_RELAXED))
+        __atomic_store_n(&b->opened, 1, __ATOMIC_RELEASE);
+}
+
 static void publish(struct fdr__buf_hdr *h, const struct fdr__pkt *p)
 {
     h->reported = p->discarded;
@@ -313,6 +321,7 @@ static int open_packet(struct fdr__writer *w, uint64_t now)
     __atomic_store_n(&tl->committed, (uint64_t)(uintptr_t)(p + 1), __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     fill_header(w, w->buf, p, seq, now, discarded);
+    mark_opened(w->buf);
     struct fdr__thread *t = w->self;
     __atomic_store_n(&t->pos, (char *)(p + 1), __ATOMIC_RELAXED);
     /* Only a thread raises its own `end`. A controller that opens a
@@ -389,6 +398,16 @@ int fdr__buf_carry_discards(struct fdr__buf *b, uint64_t now)
         memcpy(&last, fdr__buf_slot(b, produced - 1), sizeof last);
     struct fdr__writer w = {.self = &idle, .buf = b, .tid = (pid_t)last.tid};
     return fdr__writer_carry_discards(&w, now);
+}
+
+void fdr__writer_carry_as(struct fdr__buf *b, uint32_t tid)
+{
+    /* Nobody writes the ring (free, under the route lock): a writer of
+     * its own, as fdr__buf_carry_discards. open_packet publishes the
+     * empty packet 0 first, the stream's first packet saying 0. */
+    struct fdr__thread idle = {0};
+    struct fdr__writer w = {.self = &idle, .buf = b, .tid = (pid_t)tid};
+    fdr__writer_carry_discards(&w, fdr__now());
 }
 
 /* ---- lanes: the rings of the other fdrd traces ------------------------------ */
@@ -479,6 +498,7 @@ static char *lane_room(const struct fdr__writer *w, struct fdr__lane *l, size_t 
     __atomic_store_n(&tl->committed, (uint64_t)(uintptr_t)(p + 1), __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     fill_header(w, l->buf, p, h->produced, now, discarded);
+    mark_opened(l->buf);
     l->pos = (char *)(p + 1);
     return l->pos;
 }
@@ -1645,7 +1665,7 @@ static void want_at_exit(struct fdr__writer *w)
     for (uint32_t u = w->route_wanting; u; u &= u - 1)
         fdr__buf_route_lost(
             __atomic_load_n(&fdr__routes[__builtin_ctz(u)], __ATOMIC_ACQUIRE),
-            w->want_lost[__builtin_ctz(u)]);
+            w->want_lost[__builtin_ctz(u)], (uint32_t)w->tid);
     __atomic_store_n(&w->route_wanting, 0, __ATOMIC_RELAXED);
 }
 

@@ -72,6 +72,9 @@ struct fdr__writer {
  * (out_reported). Its packets are closed. Queues the cut for the new fdrd
  * (buffer.h, fdr__buf_dead_counted). */
 uint64_t fdr__writer_dead_lost(const struct fdr__buf *b);
+/* Reports the count of fresh routed ring b in packets of thread tid: the
+ * empty packet 0, then a header-only one (buffer.h, fdr__buf_carry_hook). */
+void fdr__writer_carry_as(struct fdr__buf *b, uint32_t tid);
 
 /* Routes change in three steps (daemon.c): fdr__writers_hold(1) makes
  * every event take the slow path, which counts it as discarded, until

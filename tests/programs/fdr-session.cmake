@@ -156,7 +156,10 @@ fdr_prog_test(fdr-daemon-bounds bounds 300)
 # fdr-daemon-memory: 1,000 threads hold rings within the memory budget
 # (FDR_MEMORY alone, fdr create --memory through fdrd), nothing uncounted;
 # threads that end still waiting for their ring (fdrd stopped) count
-# their events in a used ring, in a packet of their own.
+# their events in a used ring, in a packet of their own; and with no
+# thread taking a ring of the route again (the process exits with the
+# holders; fdrd killed, the program routed again) the counts still reach
+# the trace.
 fdr_prog_test(fdr-daemon-memory memory 600)
 
 # fdr-daemon-grow: through a discard trace of fdrd, a thread that fills

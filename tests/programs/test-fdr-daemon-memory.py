@@ -18,7 +18,13 @@ came counts its events in a used ring: 7,840 of 40,000 recorded in an
 ASan build at load 11, 39,560 in a normal one); that case made certain:
 fdrd stopped (SIGSTOP) while 8 threads start, 4 take the rings it sent,
 the others end still waiting after them: each one's events counted in a
-packet of its own (recorded + discarded == N per thread)."""
+packet of its own (recorded + discarded == N per thread). The same with
+the waiting threads ending first and the process exiting with the
+holders ("waiters exit"), and with fdrd killed after the threads ended
+and the program routed again by the next one ("waiters dead"): per
+process recorded + discarded == emitted, the counts of the threads that
+lost their events to the route reaching the trace with no thread taking
+a ring of it again (before: 400 and 800 of 800 lost uncounted)."""
 import os
 import signal
 import subprocess
@@ -48,6 +54,19 @@ def rings(pid, name):
             elif inside and line.startswith("Size:"):
                 total += int(head[1]) * 1024
     return n, total
+
+
+def ring_sizes(pid, name):
+    """The size of each mapping of memfd `name` in pid."""
+    sizes, inside = [], False
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            head = line.split()
+            if head and "-" in head[0] and ":" not in head[0]:
+                inside = "/memfd:%s" % name in line
+            elif inside and line.startswith("Size:"):
+                sizes.append(int(head[1]) * 1024)
+    return sizes
 
 
 def run_many(env, name, budget, all_rings, before=None):
@@ -142,37 +161,60 @@ check_trace(os.path.join(out2, "session-prog-%d" % pid), "fdrd trace started fir
 # thread recorded + discarded == WN: no waiting thread missing from the
 # trace with its count left to a holder's stream.
 WAITERS, WN = 8, 100
-out3 = os.path.join(s.work, "out3")
-s.fdr("create", "W", "-o", out3)
-s.fdr("enable", "W", "ses:tick")
-s.fdr("start", "W")
-p = subprocess.Popen([prog, "waiters", str(WAITERS), str(WN)],
-                     env=dict(s.env, FDR_DEBUG="1", FDR_EVENTS="-ses:*"),
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                     text=True)
-s.pids.add(p.pid)
-h.wait_route(p)
-threading.Thread(target=p.stderr.read, daemon=True).start()
-fdrd, held = s.daemon_pid(), 0
-os.kill(fdrd, signal.SIGSTOP)
-try:
-    p.stdin.write("go\n")
-    p.stdin.flush()
-    c.check(h.line(p) == "recorded\n", "waiters: the threads recorded")
-    held = rings(p.pid, "fdrd-ring")[0]
-    c.check(0 < held < WAITERS, "waiters: %d rings from the stopped fdrd for %d threads "
-            "(some must wait)" % (held, WAITERS))
+
+
+def waiters(what, name, end):
+    """Trace `name` of ses:tick; a "waiters" program routed into it, fdrd
+    stopped while its threads record; then end(p, held) with held the
+    rings the threads took: not the larger one fdrd keeps ready for a
+    thread that fills its own (collect.c, route_spare). Returns held, the
+    ring sizes, and per thread the ticks and the discarded."""
+    out = os.path.join(s.work, "out-" + name)
+    s.fdr("create", name, "-o", out)
+    s.fdr("enable", name, "ses:tick")
+    s.fdr("start", name)
+    p = subprocess.Popen([prog, "waiters", str(WAITERS), str(WN)],
+                         env=dict(s.env, FDR_DEBUG="1", FDR_EVENTS="-ses:*"),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    s.pids.add(p.pid)
+    h.wait_route(p)
+    p.err = []  # its FDR_DEBUG lines from now on (end_then_kill)
+    threading.Thread(target=lambda: p.err.extend(p.stderr), daemon=True).start()
+    fdrd, held, sizes = s.daemon_pid(), 0, []
+    os.kill(fdrd, signal.SIGSTOP)
+    try:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        c.check(h.line(p) == "recorded\n", "%s: the threads recorded" % what)
+        sizes = ring_sizes(p.pid, "fdrd-ring")
+        held = sizes.count(min(sizes)) if sizes else 0
+        c.check(0 < held < WAITERS, "%s: %d rings from the stopped fdrd for %d threads "
+                "(some must wait): %s" % (what, held, WAITERS, sizes))
+        end(p, held)
+    finally:
+        if h.pid_alive(fdrd):
+            os.kill(fdrd, signal.SIGCONT)
+    p.stdin.close()
+    c.check(p.wait(timeout=300) == 0, "%s: exit status" % what)
+    h.wait_for(lambda: p.pid not in processes(), "fdrd saw the waiters go", limit=300)
+    s.fdr("destroy", name)
+    try:
+        ns, lost = h.per_thread(os.path.join(out, "session-prog-%d" % p.pid))
+    except RuntimeError as e:  # no stream of the process has a packet
+        c.check(False, "%s: the process's trace does not read: %s" % (what, e))
+        ns, lost = {}, {}
+    ticks = {tid: v for (tid, n), v in ns.items() if n == "ses:tick"}
+    return held, sizes, ticks, lost
+
+
+def end_in_order(p, held):
     p.stdin.write("end\n")
     p.stdin.flush()
     c.check(h.line(p) == "ended\n", "waiters: the threads ended")
-finally:
-    os.kill(fdrd, signal.SIGCONT)
-p.stdin.close()
-c.check(p.wait(timeout=300) == 0, "waiters: exit status")
-h.wait_for(lambda: p.pid not in processes(), "fdrd saw the waiters go", limit=300)
-s.fdr("destroy", "W")
-ns, lost = h.per_thread(os.path.join(out3, "session-prog-%d" % p.pid))
-ticks = {tid: v for (tid, name), v in ns.items() if name == "ses:tick"}
+
+
+held, sizes, ticks, lost = waiters("waiters", "W", end_in_order)
 counts = {tid: len(ticks.get(tid, [])) + lost[tid] for tid in set(ticks) | set(lost)}
 c.check(sorted(counts.values()) == [WN] * WAITERS,
         "waiters: recorded + discarded per thread %s, wanted %d threads of %d "
@@ -180,4 +222,67 @@ c.check(sorted(counts.values()) == [WN] * WAITERS,
 c.check(all(v == list(range(WN)) for v in ticks.values()),
         "waiters: a thread's events not all there in order: %s"
         % sorted(len(v) for v in ticks.values()))
+
+# The same, but the waiting threads end first, while the holders keep every
+# ring of the route, and the process exits with the holders still there:
+# no ring of the route is free when a waiting thread ends, so its count is
+# kept for the route (buffer.c, route_lost) and, before, reported only
+# when a thread next took a ring of it, which none did: the trace lacked
+# their events uncounted (400 of 800, every run). Now a ring of the route
+# in a holder's hands that a packet was opened in carries it, which fdrd
+# reports at the process's end (after the open packet). Per process
+# recorded + discarded == WAITERS x WN.
+
+
+def exit_with_holders(p, held):
+    p.stdin.write("exit %d\n" % held)
+    p.stdin.flush()
+    c.check(h.line(p) == "ended\n", "waiters exit: the waiting threads ended")
+    # Gone before fdrd runs again: no ring of the route comes before.
+    c.check(p.wait(timeout=300) == 0, "waiters exit: exit status")
+
+
+def per_process(what, name, end):
+    """waiters(what, name, end), then per process recorded + discarded ==
+    emitted (the threads that lost their events to the route are not
+    told apart: their counts are in whichever ring could carry them)."""
+    held, sizes, ticks, lost = waiters(what, name, end)
+    kept = sum(len(v) for v in ticks.values())
+    c.check(kept + sum(lost.values()) == WAITERS * WN,
+            "%s: recorded %d + discarded %d == %d emitted (%d threads of %d, %d held a "
+            "ring; rings %s)" % (what, kept, sum(lost.values()), WAITERS * WN, WAITERS, WN,
+                                 held, sizes))
+    print("%s: recorded %d + discarded %d of %d" % (what, kept, sum(lost.values()),
+                                                    WAITERS * WN))
+
+
+per_process("waiters exit", "X", exit_with_holders)
+
+# fdrd dies (SIGKILL, while stopped) after the threads ended in order: its
+# free rings hold all they recorded, unwritten; the next fdrd routes the
+# program again, and the free rings of the dead route are counted into the
+# new route (buffer.c, fdr__buf_set_route), whose rings came before it,
+# all fresh. Before, with no used ring of the new route, the count waited
+# for a thread to take one, and none did (the threads had ended, and the
+# program then exited). Now a fresh ring reports it at once, in a packet
+# of the thread that last wrote the dead ring. Per process recorded +
+# discarded == WAITERS x WN.
+
+
+def end_then_kill(p, held):
+    end_in_order(p, held)
+    pid = s.daemon_pid()
+    os.kill(pid, signal.SIGKILL)
+    h.wait_for(lambda: not h.pid_alive(pid), "fdrd %d gone" % pid, limit=60)
+    routed = lambda: sum("recording into an fdrd trace" in e for e in p.err)  # noqa: E731
+    again = routed()
+    s.traces()  # any verb brings fdrd back
+    s.note_daemon()
+    # Its FDR_DEBUG line comes once the new route is set (daemon.c), the
+    # dead rings counted into it.
+    h.wait_for(lambda: routed() > again, "the waiters program routed again by the new fdrd",
+               limit=120)
+
+
+per_process("waiters dead", "Y", end_then_kill)
 c.finish()

@@ -65,7 +65,11 @@
  *       rings the process holds, the rest wait for theirs); prints
  *       "recorded"; at the line "end" lets them end one at a time, in the
  *       order they started (a waiting one ends after the ring holders gave
- *       their rings back); prints "ended" and exits 0 at end of input
+ *       their rings back); prints "ended" and exits 0 at end of input.
+ *       At the line "exit K" instead, threads THREADS-1 down to K end one
+ *       at a time (the waiting ones, while the K holders keep the rings),
+ *       then it prints "ended" and exits 0 with the K holders still there
+ *       (their ring is the route's only one: nobody takes one again)
  *   session-prog many THREADS N [go]
  *       (with "go": once the line "go" is read) THREADS threads (up to
  *       4,000, small stacks) at once, each records N
@@ -642,11 +646,13 @@ static void *many_thread(void *arg)
 /* "waiters": threads that end while waiting for their ring, after
  * threads that held one (test-fdr-daemon-memory.py, fdrd stopped). */
 static int waiters_end;
+static int waiters_only = -1; /* "exit K": the one thread to end now */
 static void *waiter_thread(void *arg)
 {
     int t = (int)(intptr_t)arg;
     tick_done(t);
-    while (__atomic_load_n(&waiters_end, __ATOMIC_ACQUIRE) <= t)
+    while (__atomic_load_n(&waiters_end, __ATOMIC_ACQUIRE) <= t &&
+           __atomic_load_n(&waiters_only, __ATOMIC_ACQUIRE) != t)
         usleep(1000);
     return NULL;
 }
@@ -669,7 +675,19 @@ static int waiters(int nt, unsigned long n)
     }
     puts("recorded");
     fflush(stdout);
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, "end", 3) != 0)
+    if (!fgets(line, sizeof line, stdin))
+        return 4;
+    if (strncmp(line, "exit ", 5) == 0) {
+        int k = atoi(line + 5);
+        for (int t = nt - 1; t >= k && t >= 0; t--) {
+            __atomic_store_n(&waiters_only, t, __ATOMIC_RELEASE);
+            pthread_join(th[t], NULL);
+        }
+        puts("ended");
+        fflush(stdout);
+        exit(0);
+    }
+    if (strncmp(line, "end", 3) != 0)
         return 4;
     for (int t = 0; t < nt; t++) {
         __atomic_store_n(&waiters_end, t + 1, __ATOMIC_RELEASE);
