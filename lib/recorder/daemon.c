@@ -313,18 +313,29 @@ static struct {
 } dead[DEAD];
 static unsigned ndead;
 
-/* poll's timeout: the move of idle threads, if due; else none. */
+/* poll's timeout: the move of idle threads, if due; else none. A thread
+ * that recorded since the last look (fdr__writers_note) is left to move
+ * itself at its next packet, but one whose few events fitted in its open
+ * packet and that then went quiet never opens one: the move is looked at
+ * again, every MOVE_MS, while any thread is behind. Once, a main thread
+ * that recorded 5 events just after its route came was never moved
+ * (fdr-daemon-early "kill", TSan build, 1 run in 4). */
 static int timeout_ms(void)
 {
+    static int said = -1; /* threads behind at the last look (debug) */
     if (!move_at)
         return -1;
     uint64_t now = mono_ns();
     if (now >= move_at) {
         move_at = 0;
         int n = fdr__writers_move(1);
-        if (fdr__cfg.debug) {
+        int wait = fdr__writers_behind();
+        if (wait) {
+            move_at = now + MOVE_MS * 1000000ull;
+            fdr__writers_note();
+        }
+        if (fdr__cfg.debug && (n || !wait || wait != said)) {
             char m[96];
-            int wait = fdr__writers_behind();
             if (wait)
                 snprintf(m, sizeof m,
                          "%d threads moved to fdrd's routes by fdr, %d not yet (or "
@@ -335,7 +346,8 @@ static int timeout_ms(void)
                          n);
             debug(m);
         }
-        return -1;
+        said = wait;
+        return move_at ? MOVE_MS : -1;
     }
     return (int)((move_at - now) / 1000000) + 1;
 }
