@@ -84,8 +84,11 @@ def drain_helpers(pid):
     by the pidfd of pid that they hold."""
     kids = set()
     for tid in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-            kids.update(int(k) for k in f.read().split())
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                kids.update(int(k) for k in f.read().split())
+        except FileNotFoundError:
+            pass  # a thread that ended since it was listed
     want = "Pid:\t%d\n" % pid
     for d in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -99,7 +102,13 @@ def drain_helpers(pid):
                         break
         except OSError:
             pass  # gone, or not ours to read
-    return [os.pidfd_open(k) for k in sorted(kids)]
+    fds = []
+    for k in sorted(kids):
+        try:
+            fds.append(os.pidfd_open(k))
+        except ProcessLookupError:
+            pass  # ended since it was listed (the child a helper is made through)
+    return fds
 
 
 def check(cond, what):
