@@ -30,6 +30,11 @@ static uint64_t ns_of(clockid_t id)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t fdr__clock_mono_ns(void)
+{
+    return ns_of(CLOCK_MONOTONIC);
+}
+
 uint64_t fdr__now_fallback(void)
 {
     return ns_of(CLOCK_MONOTONIC);

@@ -16,6 +16,8 @@ struct fdr__clock_params {
     uint64_t start;   /* clock value when the library started */
 };
 void fdr__clock_init(void);
+/* CLOCK_MONOTONIC in ns, for deadlines and waits (async-signal-safe). */
+uint64_t fdr__clock_mono_ns(void);
 /* The (counter, CLOCK_MONOTONIC, CLOCK_REALTIME) triple of the start, which
  * the calibration measures from: taken by the program for fdr-drain, and
  * set there (drainer.h), whose metadata then describes the same clock. */

@@ -298,13 +298,6 @@ static void out_skips(const char *who, const struct fdr__skips *sk)
 
 /* ---- the handler ------------------------------------------------------------ */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Appends s to head[*n], within cap. */
 static void add(char *head, size_t cap, size_t *n, const char *s)
 {
@@ -369,9 +362,9 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
     banner(sig, si, me);
 
     int locked = 0;
-    uint64_t deadline = mono_ns() + 100000000u;
+    uint64_t deadline = fdr__clock_mono_ns() + 100000000u;
     while (!(locked = pthread_mutex_trylock(&fdr__writers_lock) == 0) &&
-           mono_ns() < deadline) {
+           fdr__clock_mono_ns() < deadline) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
@@ -540,8 +533,9 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
         __atomic_store_n(&dump_done, 1, __ATOMIC_RELEASE);
     } else if (expect != me) {
         /* Another thread is dumping: let it finish (5 s at most). */
-        uint64_t deadline = mono_ns() + 5000000000ull;
-        while (!__atomic_load_n(&dump_done, __ATOMIC_ACQUIRE) && mono_ns() < deadline) {
+        uint64_t deadline = fdr__clock_mono_ns() + 5000000000ull;
+        while (!__atomic_load_n(&dump_done, __ATOMIC_ACQUIRE) &&
+               fdr__clock_mono_ns() < deadline) {
             struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL);
         }

@@ -155,7 +155,6 @@ static int send_msg(void *msg, size_t len, unsigned type, uint32_t s)
  * behalf stops them all for a moment. */
 #define MOVE_MS 20
 static uint64_t move_at; /* CLOCK_MONOTONIC ns, 0: none due */
-static uint64_t mono_ns(void);
 
 /* Routes staged, applied together (routes_apply): the routes of the
  * traces started before the process registered (FDR__ROUTE_BACKFILL)
@@ -203,7 +202,7 @@ static void routes_apply(void)
                                         : "an fdrd trace ended here");
     staged = 0;
     if (!move_at) {
-        move_at = mono_ns() + MOVE_MS * 1000000ull;
+        move_at = fdr__clock_mono_ns() + MOVE_MS * 1000000ull;
         fdr__writers_note();
     }
 }
@@ -268,13 +267,6 @@ static void reg_set(uint32_t pending)
  * counts the rest, until fdrd answers; it never waits for it. */
 static uint32_t classes_seq; /* CLASSES's seq: its answer closes the window */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* answered: by fdrd's answer, after the routes it sent; else the routes
  * that want the process's past did not come (buffer.h, held). */
 static void window_end(int answered)
@@ -325,7 +317,7 @@ static int timeout_ms(void)
     static int said = -1; /* threads behind at the last look (debug) */
     if (!move_at)
         return -1;
-    uint64_t now = mono_ns();
+    uint64_t now = fdr__clock_mono_ns();
     if (now >= move_at) {
         move_at = 0;
         int n = fdr__writers_move(1);
@@ -862,7 +854,7 @@ static int handle_msg(const uint64_t *buf, long n, int *fds, int nfds)
              * routes: at their end there may be none left, and what they
              * recorded was then counted on no thread of theirs. */
             if (!move_at && b->kind == FDR__BUFFER_RING) {
-                move_at = mono_ns() + MOVE_MS * 1000000ull;
+                move_at = fdr__clock_mono_ns() + MOVE_MS * 1000000ull;
                 fdr__writers_note();
             }
         } else

@@ -90,13 +90,6 @@ static long membarrier(int cmd, unsigned flags)
     return syscall(__NR_membarrier, cmd, flags, 0);
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void barrier_handler(int sig)
 {
     (void)sig;
@@ -179,7 +172,7 @@ static int signal_barrier(const struct fdr__writer *self, uint64_t timeout_ns)
         if (w != self && syscall(SYS_tgkill, pid, w->tid, barrier_sig) < 0)
             __atomic_store_n(&w->barrier_ack, round, __ATOMIC_RELAXED); /* gone */
     uint64_t period = timeout_ns ? timeout_ns : SIGNAL_TIMEOUT_NS;
-    uint64_t deadline = mono_ns() + period;
+    uint64_t deadline = fdr__clock_mono_ns() + period;
     for (struct fdr__writer *w = fdr__writers; w; w = w->next) {
         if (w == self)
             continue;
@@ -189,13 +182,13 @@ static int signal_barrier(const struct fdr__writer *self, uint64_t timeout_ns)
             if (++spins < 64)
                 continue;
             sched_yield();
-            if (mono_ns() <= deadline)
+            if (fdr__clock_mono_ns() <= deadline)
                 continue;
             if (timeout_ns || blocks_signal(w->tid, barrier_sig))
                 return -ETIMEDOUT;
             /* Only slow (preempted, a busy machine): wait on. */
             __atomic_add_fetch(&fdr__section_barrier_retries, 1, __ATOMIC_RELAXED);
-            deadline = mono_ns() + period;
+            deadline = fdr__clock_mono_ns() + period;
         }
     }
     return 0;
@@ -243,7 +236,7 @@ static int wait_out(const struct fdr__writer *self, uint64_t deadline)
             return 0;
         if (++spins > 64)
             sched_yield();
-        if (deadline && (spins & 63) == 0 && mono_ns() > deadline)
+        if (deadline && (spins & 63) == 0 && fdr__clock_mono_ns() > deadline)
             return -ETIMEDOUT;
     }
 }
@@ -284,7 +277,7 @@ int fdr__section_quiesce_unlocked(const struct fdr__writer *self, uint64_t timeo
     stop_all();
     int r = barrier(self, timeout_ns);
     if (r == 0)
-        r = wait_out(self, mono_ns() + timeout_ns);
+        r = wait_out(self, fdr__clock_mono_ns() + timeout_ns);
     return r;
 }
 

@@ -1105,13 +1105,6 @@ static void move_packets(struct fdr__writer *w, struct fdr__buf *b)
  * bounded in time (FDR__GROW_WAIT_NS), not in tries, so that a slow or
  * busy machine waits as long as a fast one. */
 #define FDR__GROW_WAIT_NS 100000000ull
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int lock_to_grow(const struct fdr__writer *w)
 {
     uint64_t since = 0;
@@ -1119,7 +1112,7 @@ static int lock_to_grow(const struct fdr__writer *w)
         if (!ring_full(w->buf) ||
             __atomic_load_n(&w->self->enabled, __ATOMIC_ACQUIRE) != 1)
             return 0;
-        uint64_t t = mono_ns();
+        uint64_t t = fdr__clock_mono_ns();
         if (!since)
             since = t;
         else if (t - since > FDR__GROW_WAIT_NS)
