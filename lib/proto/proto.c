@@ -20,10 +20,13 @@
 #include "proto/proto.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "common/format.h"
 
 /* clang-format off */
 /* A string field: its offset and capacity. */
@@ -287,6 +290,18 @@ int fdr__proto_trace_name_check(const char *name, char *msg, size_t cap)
     return -EINVAL;
 }
 
+int fdr__proto_cat(char *out, size_t cap, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la + lb < cap) {
+        memcpy(out, a, la);
+        memcpy(out + la, b, lb + 1);
+    } else if (cap) {
+        out[0] = 0;
+    }
+    return la + lb > INT_MAX ? INT_MAX : (int)(la + lb);
+}
+
 int fdr__proto_rundir(char *out, size_t cap, const char *fdr_rundir,
                       const char *xdg_runtime, const char *home, unsigned long uid,
                       char *note, size_t note_cap)
@@ -295,18 +310,21 @@ int fdr__proto_rundir(char *out, size_t cap, const char *fdr_rundir,
     if (note && note_cap)
         note[0] = 0;
     if (fdr_rundir && *fdr_rundir)
-        n = snprintf(out, cap, "%s", fdr_rundir);
+        n = fdr__proto_cat(out, cap, fdr_rundir, "");
     else if (xdg_runtime && *xdg_runtime)
-        n = snprintf(out, cap, "%s/fdr", xdg_runtime);
+        n = fdr__proto_cat(out, cap, xdg_runtime, "/fdr");
     else {
-        n = snprintf(out, cap, "/tmp/fdr-%lu", uid);
+        char num[24];
+        fdr__fmt_u64(num, uid, 10, 0);
+        n = fdr__proto_cat(out, cap, "/tmp/fdr-", num);
         /* Anyone can make /tmp/fdr-UID first (a squatter): then the
          * user's own $HOME/.fdr/run, which nobody else can make. One
          * lstat, which never blocks on a local /tmp. */
         struct stat st;
         char alt[128];
-        int k =
-            home && home[0] == '/' ? snprintf(alt, sizeof alt, "%s/.fdr/run", home) : -1;
+        int k = home && home[0] == '/'
+                    ? fdr__proto_cat(alt, sizeof alt, home, "/.fdr/run")
+                    : -1;
         if (n > 0 && (size_t)n < cap && lstat(out, &st) == 0 &&
             (!S_ISDIR(st.st_mode) || st.st_uid != uid) && k > 0 &&
             (size_t)k < sizeof alt && (size_t)k < cap) {

@@ -471,6 +471,12 @@ int fdr__proto_set_str(char *dst, size_t cap, const char *s);
  * "bad trace name '...': ..." (the name escaped to printable text). */
 int fdr__proto_trace_name_check(const char *name, char *msg, size_t cap);
 
+/* a then b into out[0..cap), NUL-terminated when it fits; returns the
+ * length of the two (>= cap: did not fit). snprintf's "%s%s" without
+ * stdio's formatting machinery, whose pages a program's start would
+ * otherwise fault in (libfdr's start: lib/recorder/cold.h). */
+int fdr__proto_cat(char *out, size_t cap, const char *a, const char *b);
+
 /* The run directory of user `uid`, the one rule of fdrd, libfdr and the
  * fdr command: fdr_rundir when non-empty, else xdg_runtime/fdr when
  * xdg_runtime is non-empty, else /tmp/fdr-UID, unless that exists and is

@@ -48,6 +48,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "recorder/cold.h"
 #include "recorder/buffer.h"
 #include "recorder/config.h"
 
@@ -65,7 +66,7 @@ void (*fdr__buf_early_hook)(void) = no_hook;
 
 /* All buffers ever created, by index; slots are written once, before
  * `count` is published with a release store. */
-static struct fdr__buf *all[MAX_BUFFERS];
+static FDR__COLD struct fdr__buf *all[MAX_BUFFERS];
 static uint32_t count;
 static struct fdr__buf *free_list;
 static uint64_t held; /* bytes of all own rings, against FDR_MEMORY */
@@ -345,7 +346,7 @@ uint32_t fdr__route_dead_max;
 static uint32_t route_last;
 /* Dead rings counted (fdr__writer_dead_lost), for daemon.c to tell the new
  * fdrd (DEAD_RING); under route_lock. */
-static struct fdr__dead_cut cuts[256];
+static FDR__COLD struct fdr__dead_cut cuts[256];
 static unsigned ncuts;
 static void no_dead(void) {}
 void (*fdr__buf_dead_hook)(void) = no_dead;

@@ -45,9 +45,10 @@
 #include "fdr/internal/fastpath.h"
 #include "proto/proto.h"
 #include "common/signal.h"
+#include "recorder/cold.h"
 #include "recorder/config.h"
 
-struct fdr__config fdr__cfg;
+struct fdr__config fdr__cfg FDR__COLD;
 uint32_t fdr__string_max = 256;
 pid_t fdr__pid;
 
@@ -153,6 +154,14 @@ static int on_off(const char *name, int def)
     return def;
 }
 
+/* A setting's own copy (the environment can change under us); "" if no
+ * memory. Kept for the life of the process. */
+static const char *copy_of(const char *s)
+{
+    char *c = strdup(s);
+    return c ? c : "";
+}
+
 /* FDR_CRASH, FDR_CRASH_SIGNALS, FDR_CRASH_EVENTS, FDR_CRASH_DIR (crash.c). */
 static void crash_load(void)
 {
@@ -160,14 +169,20 @@ static void crash_load(void)
      * 256 show a few microseconds of it, a screenful or two per thread.
      * The CTF crash snapshot (FDR_CRASH_DIR) is the complete record. */
     fdr__cfg.crash_events = 256;
+    fdr__cfg.crash_dir = "";
     if (!on_off("FDR_CRASH", 1))
         return;
     uint8_t *set = fdr__cfg.crash_signals;
     const char *sigs = getenv("FDR_CRASH_SIGNALS");
     const char *def = "SEGV,BUS,ILL,FPE,ABRT";
-    if (!sigs || !*sigs)
-        sigs = def;
-    int n = parse_signals(sigs, set);
+    int n;
+    if (!sigs || !*sigs) {
+        /* def, without parsing it: no string functions faulted in at start */
+        set[SIGSEGV] = set[SIGBUS] = set[SIGILL] = set[SIGFPE] = set[SIGABRT] = 1;
+        n = 5;
+    } else {
+        n = parse_signals(sigs, set);
+    }
     if (n < 0) {
         fdr__warn("FDR_CRASH_SIGNALS=\"%s\" is not valid (a list such as %s, or none); "
                   "using %s",
@@ -189,10 +204,10 @@ static void crash_load(void)
     }
     const char *dir = getenv("FDR_CRASH_DIR");
     if (dir && *dir) {
-        if (strlen(dir) >= sizeof fdr__cfg.crash_dir - 32)
+        if (strlen(dir) >= 4000)
             fdr__warn("FDR_CRASH_DIR is too long; no crash snapshot");
         else
-            strcpy(fdr__cfg.crash_dir, dir);
+            fdr__cfg.crash_dir = copy_of(dir);
     }
     fdr__cfg.crash_on = 1;
 }
@@ -290,8 +305,9 @@ void fdr__config_load(void)
     fdr__cfg.events = getenv("FDR_EVENTS");
     fdr__cfg.traces = getenv("FDR_TRACES");
     const char *tf = getenv("FDR_TRACE_FILE");
-    if (tf && *tf && strlen(tf) < sizeof fdr__cfg.trace_file)
-        strcpy(fdr__cfg.trace_file, tf);
+    fdr__cfg.trace_file = "";
+    if (tf && *tf && strlen(tf) < 4096)
+        fdr__cfg.trace_file = copy_of(tf);
     const char *force = getenv("FDR_SECTION_BARRIER");
     if (force && strcmp(force, "signal") == 0)
         fdr__cfg.barrier = FDR__BARRIER_SIGNAL;

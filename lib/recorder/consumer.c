@@ -86,6 +86,7 @@
 #include "common/pathwalk.h"
 #include "common/tracedir.h"
 #include "common/validate.h"
+#include "recorder/cold.h"
 #include "recorder/buffer.h"
 #include "recorder/clock.h"
 #include "recorder/config.h"
@@ -101,15 +102,15 @@ static int running;
 static int stop;
 static uint32_t doorbell; /* 1 while the consumer sleeps */
 static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
-static int failed;                  /* a write error was reported once */
-static int unflushed_error;         /* a write failed since the last flush */
-static int trace_fd = -1;           /* <FDR_OUTPUT>/<name>-<pid>/ */
-static struct fdr__fd_id trace_id;  /* what trace_fd names */
-static char dir_name[256];          /* <name>-<pid> */
-static char trace_name[4096 + 256]; /* its path, for messages */
-static char meta_buf[8192];         /* under pass_lock, or the helper's */
-static int helper_sock = -1;        /* to the drain helper; -1: none */
-static struct fdr__fd_id sock_id;   /* what helper_sock names */
+static int failed;                            /* a write error was reported once */
+static int unflushed_error;                   /* a write failed since the last flush */
+static int trace_fd = -1;                     /* <FDR_OUTPUT>/<name>-<pid>/ */
+static struct fdr__fd_id trace_id;            /* what trace_fd names */
+static char dir_name[256];                    /* <name>-<pid> */
+static FDR__COLD char trace_name[4096 + 256]; /* its path, for messages */
+static FDR__COLD char meta_buf[8192];         /* under pass_lock, or the helper's */
+static int helper_sock = -1;                  /* to the drain helper; -1: none */
+static struct fdr__fd_id sock_id;             /* what helper_sock names */
 
 /* Shared with the drain helper (MAP_SHARED): the registry generation the
  * metadata on disk describes. Points to local_gen when there is no helper. */
@@ -126,7 +127,7 @@ static uint64_t *clean_end;
 /* What the consumer has written of each buffer's stream (drainer.h):
  * shared with the drain helper when there is one. */
 #define OUT_STATES FDR__OUT_STATES
-static struct fdr__out_state local_states[OUT_STATES];
+static FDR__COLD struct fdr__out_state local_states[OUT_STATES];
 static struct fdr__out_state *out_states = local_states;
 static uint32_t states_used; /* entries [0, states_used) may be non-zero */
 
@@ -738,9 +739,10 @@ static long helper_spawn(int sock, int pidfd, int shared_fd, struct fdr__drain_p
         nums[i][n + fdr__fmt_u64(nums[i] + n, (uint64_t)(v[i] < 0 ? -v[i] : v[i]), 10,
                                  0)] = 0;
     }
-    char *argv[] = {
-        "fdr-drain", FDR__DRAIN_TAG,     nums[0], nums[1], nums[2], nums[3], nums[4],
-        nums[5],     fdr__cfg.crash_dir, NULL};
+    char *argv[] = {"fdr-drain", FDR__DRAIN_TAG, nums[0],
+                    nums[1],     nums[2],        nums[3],
+                    nums[4],     nums[5],        (char *)fdr__cfg.crash_dir,
+                    NULL}; /* execv: char *const */
     /* FDR_DRAIN_EXE's alone when it is set; else the build tree's (the
      * helper built with the library, where it exists), then the installed
      * one. */

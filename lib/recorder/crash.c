@@ -57,6 +57,7 @@
 #include "common/iter.h"
 #include "common/signal.h"
 #include "common/validate.h"
+#include "recorder/cold.h"
 #include "recorder/buffer.h"
 #include "recorder/clock.h"
 #include "recorder/config.h"
@@ -71,9 +72,9 @@
 #define MAX_ENTRIES 32768
 
 static int crash_on;
-static uint8_t crash_sig[NSIG];          /* 1: handled */
-static struct sigaction crash_old[NSIG]; /* previous actions */
-static __thread void *alt_stack;         /* ours, or NULL */
+static uint8_t crash_sig[NSIG];                    /* 1: handled */
+static FDR__COLD struct sigaction crash_old[NSIG]; /* previous actions */
+static __thread void *alt_stack;                   /* ours, or NULL */
 
 /* ---- per-thread alternate stacks ------------------------------------------- */
 
@@ -160,9 +161,9 @@ struct entry {
     uint32_t seq;            /* collection order: a thread's events, oldest first */
 };
 
-static struct entry entries[MAX_ENTRIES];
+static FDR__COLD struct entry entries[MAX_ENTRIES];
 static size_t n_entries;
-static char line[8192];
+static FDR__COLD char line[8192];
 static struct fdr__classes classes;
 static struct fdr__skips skips;
 
@@ -199,7 +200,7 @@ static void collect_buffer(struct fdr__buf *b, const char *pos, size_t want)
      * as long as their slot still holds them. */
     uint64_t oldest =
         produced >= g->n_packets ? produced - g->n_packets + (pos ? 1 : 0) : 0;
-    static struct fdr__pkt hdrs[64];
+    static FDR__COLD struct fdr__pkt hdrs[64];
     const char *slots[64];
     size_t counts[64], ns = 0;
     size_t have = 0;
@@ -399,8 +400,8 @@ static void dump(int sig, const siginfo_t *si, pid_t me)
     outs("fdr: end of last events\n");
     /* The stack of what each thread was doing, and the async spans open:
      * printed, and the crash snapshot's .fdr-spans. */
-    static char spans[16384];
-    static struct fdr__async_seen work[FDR__ASYNC_WORK];
+    static FDR__COLD char spans[16384];
+    static FDR__COLD struct fdr__async_seen work[FDR__ASYNC_WORK];
     size_t spans_n = fdr__spans_open_text(spans, sizeof spans, "", work);
     for (size_t a = 0, b; a < spans_n; a = b + 1) {
         for (b = a; spans[b] != '\n'; b++)

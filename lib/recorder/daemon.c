@@ -84,9 +84,11 @@
 #include "proto/proto.h"
 #include "recorder/buffer.h"
 #include "recorder/clock.h"
+#include "recorder/cold.h"
 #include "recorder/config.h"
 #include "recorder/control.h"
 #include "recorder/daemon.h"
+#include "recorder/init.h"
 #include "recorder/provider.h"
 #include "recorder/registry.h"
 #include "recorder/tunable.h"
@@ -108,7 +110,7 @@ static pthread_mutex_t want_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* What fdrd knows of our providers: the identity sent per slot and the
  * handle it answered (0: no answer yet). */
-static struct fdr__provider_id sent[FDR_PROVIDER_MAX];
+static FDR__COLD struct fdr__provider_id sent[FDR_PROVIDER_MAX];
 static uint32_t handle[FDR_PROVIDER_MAX];
 
 /* Replies carry the seq of their request: a provider's is its slot + this. */
@@ -221,8 +223,8 @@ static int classes_waiting; /* CLASSES sent on this connection, not answered */
 /* The route of a slot: at once, or with the others at fdrd's answer
  * (not only while the window lasts: a first connection that failed
  * closes it, and the next one's routes come the same way). */
-static void set_route(unsigned slot, uint32_t r, struct fdr__rules *rules, uint32_t mask,
-                      int backfill)
+static int stage_route(unsigned slot, uint32_t r, struct fdr__rules *rules, uint32_t mask,
+                       int backfill)
 {
     if (staged >> slot & 1)
         fdr__rules_free(stage[slot].rules); /* replaced before it applied */
@@ -231,8 +233,33 @@ static void set_route(unsigned slot, uint32_t r, struct fdr__rules *rules, uint3
     stage[slot].mask = mask;
     stage[slot].backfill = backfill;
     staged |= 1u << slot;
-    if (!(backfill && classes_waiting))
+    return !(backfill && classes_waiting); /* apply now */
+}
+
+static void set_route(unsigned slot, uint32_t r, struct fdr__rules *rules, uint32_t mask,
+                      int backfill)
+{
+    if (stage_route(slot, r, rules, mask, backfill))
         routes_apply();
+}
+
+/* Held while this thread holds memory only its stack knows: a route's
+ * rules from their parse until a global (stage) holds them, a ring from
+ * its allocation until the route lists do (fdr__buf_adopt). A child forked
+ * in between (another thread's fork) found that memory nowhere, a leak
+ * LeakSanitizer reported at its exit (fdr-daemon-early, brood). Taken
+ * first of fdr's locks by fork (init.c); only the route lock, which never
+ * waits, is taken under it. */
+static pthread_mutex_t fork_gate = PTHREAD_MUTEX_INITIALIZER;
+
+void fdr__daemon_fork(enum fdr__fork_phase ph)
+{
+    if (ph == FDR__FORK_PREPARE)
+        pthread_mutex_lock(&fork_gate);
+    else if (ph == FDR__FORK_PARENT)
+        pthread_mutex_unlock(&fork_gate);
+    else
+        pthread_mutex_init(&fork_gate, NULL);
 }
 
 /* A registration under way, which a thread or the process that ends waits
@@ -681,7 +708,7 @@ static int connect_and_register(int nonblock)
 /* Brings fdrd's view of our providers up to date. */
 static void sync_providers(void)
 {
-    static struct fdr__provider_id now[FDR_PROVIDER_MAX];
+    static FDR__COLD struct fdr__provider_id now[FDR_PROVIDER_MAX];
     fdr__provider_snapshot(now);
     for (uint32_t i = 0; i < FDR_PROVIDER_MAX && sock_fd >= 0; i++) {
         int had = sent[i].name[0] != 0, has = now[i].name[0] != 0;
@@ -792,7 +819,8 @@ static void state_tunable(void *arg, const fdr_tunable_info_t *t)
  * the number of the last CONTROL applied. */
 static void send_state(uint32_t answers)
 {
-    static uint64_t buf[(sizeof(struct fdr__msg_state) + FDR_PROTO_ITEMS_CAP) / 8 + 1];
+    static FDR__COLD uint64_t
+        buf[(sizeof(struct fdr__msg_state) + FDR_PROTO_ITEMS_CAP) / 8 + 1];
     struct state_buf b = {(struct fdr__msg_state *)buf, FDR_PROTO_ITEMS_CAP, 0};
     memset(b.m, 0, sizeof *b.m);
     b.m->answers = answers;
@@ -848,7 +876,9 @@ static int handle_msg(const uint64_t *buf, long n, int *fds, int nfds)
             /* Announced ahead of its route: its number is taken too. */
             if (b->route + base > route_max)
                 route_max = b->route + base;
+            pthread_mutex_lock(&fork_gate);
             fdr__buf_adopt(fds[0], b->size, b->route + base, b->kind == FDR__BUFFER_GROW);
+            pthread_mutex_unlock(&fork_gate);
             /* Threads that wait for one and record nothing more (idle, or
              * about to end) take it at the next move, as after a change of
              * routes: at their end there may be none left, and what they
@@ -867,17 +897,21 @@ static int handle_msg(const uint64_t *buf, long n, int *fds, int nfds)
         struct fdr__rules *rules = NULL;
         if ((m->active && m->route == 0) || m->slot >= FDR__ROUTE_SLOTS)
             return -1; /* routes are numbered from 1, slots 0..31 */
+        pthread_mutex_lock(&fork_gate);
         if (m->active) {
             /* The items were checked by fdrd; parse them all the same. */
             char spec[SPEC_CAP];
             join_items(m->items, m->len, spec);
             if (fdr__rules_parse_flags(spec, "fdrd", FDR__RULES_NO_FILES, NULL, NULL,
-                                       &rules) < 0)
+                                       &rules) < 0) {
+                pthread_mutex_unlock(&fork_gate);
                 return -1;
+            }
         }
         int ls = local_slot(m->slot, m->trace);
         if (ls < 0) {
             fdr__rules_free(rules); /* 32 routes held already: not this one */
+            pthread_mutex_unlock(&fork_gate);
             return 0;
         }
         if (!m->active)
@@ -889,8 +923,11 @@ static int handle_msg(const uint64_t *buf, long n, int *fds, int nfds)
         slot_trace[ls] = m->trace;
         /* A process that registers again handed its past to the traces
          * already (or counts it, above): no backfill twice. */
-        set_route((unsigned)ls, r, rules, m->mask,
-                  !resumed && (m->flags & FDR__ROUTE_BACKFILL) != 0);
+        int now = stage_route((unsigned)ls, r, rules, m->mask,
+                              !resumed && (m->flags & FDR__ROUTE_BACKFILL) != 0);
+        pthread_mutex_unlock(&fork_gate);
+        if (now)
+            routes_apply();
         return 0;
     }
     if (mh->type == FDR__MSG_CONTROL) {
@@ -1031,7 +1068,7 @@ void fdr__daemon_start(void)
 {
     if (!fdr__cfg.daemon)
         return;
-    int n = snprintf(sock_path, sizeof sock_path, "%s/fdrd.sock", fdr__cfg.rundir);
+    int n = fdr__proto_cat(sock_path, sizeof sock_path, fdr__cfg.rundir, "/fdrd.sock");
     if (n < 0 || (size_t)n >= sizeof sock_path)
         return;
     struct stat st;

@@ -27,6 +27,7 @@
 #include "common/drain.h"
 #include "common/format.h"
 #include "common/tracedir.h"
+#include "recorder/cold.h"
 #include "recorder/clock.h"
 #include "recorder/config.h" /* enum fdr__mode */
 #include "recorder/drainer.h"
@@ -35,12 +36,12 @@
 
 #define HELPER_MAX 65536
 
-static struct fdr__buf_hdr *helper_bufs[HELPER_MAX]; /* the helper's maps */
-static struct fdr__ring_geom helper_geoms[HELPER_MAX];
+static FDR__COLD struct fdr__buf_hdr *helper_bufs[HELPER_MAX]; /* the helper's maps */
+static FDR__COLD struct fdr__ring_geom helper_geoms[HELPER_MAX];
 static struct fdr__drain_page *page;      /* shared with the program */
 static struct fdr__out_state *out_states; /* likewise, after the page */
 static int trace_fd = -1;
-static char meta_buf[8192];
+static FDR__COLD char meta_buf[8192];
 
 static struct fdr__classes classes_now(void)
 {

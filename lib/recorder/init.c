@@ -142,6 +142,7 @@ int fdr_flush(void)
  * state they guard whole. */
 static void fork_prepare(void)
 {
+    fdr__daemon_fork(FDR__FORK_PREPARE);
     fdr__control_fork(FDR__FORK_PREPARE);
     fdr__tunables_fork(FDR__FORK_PREPARE);
     fdr__snapshot_fork(FDR__FORK_PREPARE);
@@ -161,6 +162,7 @@ static void fork_release(enum fdr__fork_phase ph)
     fdr__snapshot_fork(ph);
     fdr__tunables_fork(ph);
     fdr__control_fork(ph);
+    fdr__daemon_fork(ph);
 }
 
 static void fork_parent(void)
@@ -200,8 +202,7 @@ static void fork_child(void)
                 fdr__buf_unmap(w->lane[i].buf);
         if (w->buf != w->local && !w->pslot)
             fdr__buf_unmap(w->buf);
-        free(w->scratch);
-        free(w);
+        fdr__writer_free(w);
     }
     t->writer = NULL;
     t->pos = t->end = NULL;

@@ -44,6 +44,7 @@
 #include "fdr/fdr.h"
 #include "common/format.h"
 #include "common/provider.h"
+#include "recorder/cold.h"
 #include "recorder/config.h"
 #include "recorder/init.h" /* enum fdr__fork_phase */
 #include "recorder/provider.h"
@@ -106,7 +107,7 @@ struct raw_site {
     char event[24]; /* "event_65534" */
 };
 #define SITE_HASH 1024
-static struct raw_site *site_hash[SITE_HASH];
+static FDR__COLD struct raw_site *site_hash[SITE_HASH];
 
 /* The slot of handle p, or -1 when p is not a record of the table. */
 static int slot_of(const fdr_provider_t *p)

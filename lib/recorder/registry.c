@@ -32,6 +32,7 @@
 #include "fdr/fdr.h"
 #include "common/format.h"
 #include "common/pattern.h"
+#include "recorder/cold.h"
 #include "recorder/config.h"
 #include "recorder/registry.h"
 #include "recorder/buffer.h"
@@ -47,10 +48,12 @@ static int reg_fd = -1; /* its memfd, sealed: fdrd maps it (daemon.c) */
 static struct fdr__site **sites;
 static size_t n_sites, cap_sites;
 
-/* Process-local: hash of (provider, event) -> first class id with it. */
-#define HASH_SIZE 32768
-static uint16_t hash_head[HASH_SIZE];
-static uint16_t hash_next[FDR__MAX_CLASSES + 1];
+/* Process-local: hash of (provider, event) -> first class id with it.
+ * One page of heads: chains of 8 at the most classes, looked up only when
+ * a site registers; a larger table costs a page fault per class at start. */
+#define HASH_SIZE 2048
+static FDR__COLD uint16_t hash_head[HASH_SIZE];
+static FDR__COLD uint16_t hash_next[FDR__MAX_CLASSES + 1];
 
 /* Known module ranges of the fdr_sites section. */
 static const void *ranges[256];
@@ -69,7 +72,7 @@ static uint32_t route_mask[FDR__ROUTE_SLOTS];
 static uint32_t route_on; /* slots on; read by writers (relaxed) */
 /* Per class id: the slots that record it (relaxed stores, under the lock;
  * read by writers, writer.c). */
-uint32_t fdr__class_sel[FDR__MAX_CLASSES + 1];
+uint32_t fdr__class_sel[FDR__MAX_CLASSES + 1] FDR__COLD;
 /* What the recording rules decide for an event no item matches: all events
  * are recorded when FDR_EVENTS is unset or empty or starts with a '-' item
  * ("-net:rx": all but net:rx); "net:*" records only what it names. */

@@ -63,6 +63,7 @@
 #include "common/iter.h"
 #include "common/signal.h"
 #include "common/validate.h"
+#include "recorder/cold.h"
 #include "recorder/buffer.h"
 #include "recorder/clock.h"
 #include "recorder/config.h"
@@ -467,7 +468,7 @@ int fdr__snapshot_write_live(int dir_fd, struct fdr__skips *sk, const char *span
                              size_t spans_n)
 {
     int sr = spans_file(dir_fd, spans, spans_n);
-    static char meta_buf[8192]; /* one crash at a time (crash.c) */
+    static FDR__COLD char meta_buf[8192]; /* one crash at a time (crash.c) */
     static struct plan pl;
     int r = fdr__metadata_write(dir_fd, meta_buf, sizeof meta_buf);
     if (r < 0)

@@ -35,6 +35,7 @@
 
 #include "fdr/fdr.h"
 #include "common/pattern.h"
+#include "recorder/cold.h"
 #include "recorder/config.h"
 #include "recorder/init.h"
 #include "recorder/registry.h"
@@ -85,13 +86,13 @@ struct pending {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct entry table[MAX_TUNABLES];
+static FDR__COLD struct entry table[MAX_TUNABLES];
 static uint32_t n_entries;
-static struct pending pend[MAX_PENDING];
+static FDR__COLD struct pending pend[MAX_PENDING];
 static uint32_t n_pend;
 
 /* Process-local. */
-static const char *entry_file[MAX_TUNABLES];
+static FDR__COLD const char *entry_file[MAX_TUNABLES];
 static struct fdr__tunable **uses;
 static uint32_t *use_entry;
 static size_t n_uses, cap_uses;

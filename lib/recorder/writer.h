@@ -89,6 +89,9 @@ extern uint32_t fdr__enabled_default;    /* for new threads */
 /* Closes w's current packet (if it holds an event) and publishes it.
  * Caller is w's thread, or holds the writers lock with w quiesced. */
 void fdr__writer_close_packet(struct fdr__writer *w, uint64_t now);
+/* Frees a writer and its scratch area (a forked child frees its parent's,
+ * init.c). */
+void fdr__writer_free(struct fdr__writer *w);
 /* When events were discarded since the last closed packet of w's buffer,
  * closes an empty packet that carries the count, so that readers see it.
  * Same callers as fdr__writer_close_packet, after it. -ENOSPC when the ring
