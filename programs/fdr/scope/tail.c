@@ -23,6 +23,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,7 +388,8 @@ struct scope_replay {
     struct scope_db *db;
     struct fdr__reader *r;
     int *map;
-    int stop; /* atomic: the scope is leaving */
+    int stop;       /* atomic: the scope is leaving */
+    sem_t has_lock; /* posted once the thread holds the store (below) */
 };
 
 static void *replay_main(void *arg)
@@ -396,8 +399,11 @@ static void *replay_main(void *arg)
     struct fdr__reader *r = rp->r;
     int *map = rp->map;
     /* the store is the reader's until the end: requests wait (the page's
-     * files do not need it, so they load meanwhile) */
+     * files do not need it, so they load meanwhile). The server starts
+     * only once it is taken (scope_replay_start): a request that came
+     * first found no series yet (404, fdr-scope-http at load 20). */
     pthread_mutex_lock(&db->mu);
+    sem_post(&rp->has_lock);
     struct fdr__rd_event ev;
     uint32_t last_tid = 0, last_pid = 0;
     for (uint64_t n = 0; fdr__reader_next(r, &ev) > 0; n++) {
@@ -465,13 +471,17 @@ int scope_replay_start(struct scope_db *db, const char *dir, struct scope_replay
     rp->db = db;
     rp->r = r;
     rp->map = map;
+    sem_init(&rp->has_lock, 0, 0);
     int e = pthread_create(&rp->thread, NULL, replay_main, rp);
     if (e) {
+        sem_destroy(&rp->has_lock);
         free(map);
         free(rp);
         fdr__reader_close(r);
         return cli_fail(1, "scope", "cannot start the replay: %s", strerror(e));
     }
+    while (sem_wait(&rp->has_lock) < 0 && errno == EINTR)
+        ;
     *out = rp;
     return 0;
 }
@@ -482,6 +492,7 @@ void scope_replay_stop(struct scope_replay *rp)
         return;
     __atomic_store_n(&rp->stop, 1, __ATOMIC_RELAXED);
     pthread_join(rp->thread, NULL);
+    sem_destroy(&rp->has_lock);
     free(rp->map);
     fdr__reader_close(rp->r);
     free(rp);
