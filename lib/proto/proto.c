@@ -26,8 +26,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/format.h"
-
 /* clang-format off */
 /* A string field: its offset and capacity. */
 #define STR(type, field) {offsetof(type, field), sizeof(((type *)0)->field)}
@@ -314,9 +312,13 @@ int fdr__proto_rundir(char *out, size_t cap, const char *fdr_rundir,
     else if (xdg_runtime && *xdg_runtime)
         n = fdr__proto_cat(out, cap, xdg_runtime, "/fdr");
     else {
-        char num[24];
-        fdr__fmt_u64(num, uid, 10, 0);
-        n = fdr__proto_cat(out, cap, "/tmp/fdr-", num);
+        char num[24], *p = num + sizeof num; /* uid in decimal, backwards */
+        unsigned long u = uid;
+        *--p = 0;
+        do
+            *--p = (char)('0' + u % 10);
+        while (u /= 10);
+        n = fdr__proto_cat(out, cap, "/tmp/fdr-", p);
         /* Anyone can make /tmp/fdr-UID first (a squatter): then the
          * user's own $HOME/.fdr/run, which nobody else can make. One
          * lstat, which never blocks on a local /tmp. */
