@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "counter.h"
 #include "log.h"
 #include "persist.h"
 #include "rundir.h"
@@ -203,6 +204,8 @@ int main(int argc, char **argv)
     static struct fdrd_rundir rd = {.lock_fd = -1, .listen_fd = -1};
     int passed = passed_socket(msg, sizeof msg);
     int rc = passed == -2 ? -1 : fdrd_rundir_open(&rd, dir, msg, sizeof msg);
+    if (rc == 0)
+        fdrd_counter_start(dir); /* before the socket: programs find it */
     if (rc == 0)
         rc = passed >= 0 ? fdrd_rundir_adopt(&rd, passed, msg, sizeof msg)
                          : fdrd_rundir_listen(&rd, msg, sizeof msg);

@@ -51,6 +51,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "counter.h"
 #include "log.h"
 
 struct fdrd_outmsg {
@@ -328,8 +329,11 @@ int fdrd_server_run(struct fdrd_server *s)
                                          s->clients[i]->out_head ? POLLOUT : POLLIN, 0};
         /* The doorbell: a process's ring is half full. */
         pfd[n + 2] = (struct pollfd){s->bell, POLLIN, 0};
-        int busy = fdrd_collect_busy(s);
-        if (poll(pfd, n + 3, busy ? 100 : -1) < 0) {
+        int busy = fdrd_collect_busy(s), due = fdrd_counter_tick();
+        int wait = busy ? 100 : -1;
+        if (due >= 0 && (wait < 0 || due < wait))
+            wait = due; /* the counter's measure, rewritten (counter.c) */
+        if (poll(pfd, n + 3, wait) < 0) {
             if (errno == EINTR)
                 continue;
             fdrd_log("poll: %s", strerror(errno));

@@ -14,14 +14,21 @@
  * takes a second (counter, CLOCK_MONOTONIC) pair: the frequency is the ratio
  * of the two intervals. Over 1 ms the error of the ratio is ~1e-4 (clock
  * read jitter / interval); over a second it is below 1e-6. On aarch64 the
- * frequency is read from CNTFRQ_EL0 instead. */
+ * frequency is read from CNTFRQ_EL0 instead. Where fdrd runs, it has
+ * measured the same counter over its life and says so in its run
+ * directory (common/counter.h): a program that finds its counter where
+ * that measure puts it takes the frequency from there (fdr__clock_adopt),
+ * for its traces and its line clock alike, and never waits to calibrate. */
 #define _GNU_SOURCE
 #include <time.h>
 
+#include "common/counter.h"
 #include "fdr/internal/fastpath.h"
 #include "recorder/clock.h"
 
 static uint64_t start_count, start_mono, start_real;
+/* fdrd's measure of the counter, taken (fdr__clock_adopt), or 0. */
+static uint64_t adopted;
 
 static uint64_t ns_of(clockid_t id)
 {
@@ -40,41 +47,29 @@ uint64_t fdr__now_fallback(void)
     return ns_of(CLOCK_MONOTONIC);
 }
 
-/* Reads the counter and CLOCK_MONOTONIC as close together as possible:
- * the monotonic read bracketed by two counter reads, the best of three. */
-static void pair(uint64_t *count, uint64_t *mono)
-{
-    uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 3; i++) {
-        uint64_t a = fdr__now();
-        uint64_t m = ns_of(CLOCK_MONOTONIC);
-        uint64_t b = fdr__now();
-        if (i == 0 || b - a < best) { /* the first always: *count, *mono set */
-            best = b - a;
-            *count = a + (b - a) / 2;
-            *mono = m;
-        }
-    }
-}
-
 void fdr__clock_init(void)
 {
-    pair(&start_count, &start_mono);
+    fdr__counter_pair(&start_count, &start_mono);
     start_real = ns_of(CLOCK_REALTIME) - (ns_of(CLOCK_MONOTONIC) - start_mono);
 }
 
-void fdr__clock_start_get(uint64_t t[3])
+void fdr__clock_start_get(uint64_t t[4])
 {
     t[0] = start_count;
     t[1] = start_mono;
     t[2] = start_real;
+    t[3] = __atomic_load_n(&adopted, __ATOMIC_RELAXED);
 }
 
-void fdr__clock_start_set(const uint64_t t[3])
+static void adopt(uint64_t f);
+
+void fdr__clock_start_set(const uint64_t t[4])
 {
     start_count = t[0];
     start_mono = t[1];
     start_real = t[2];
+    if (t[3])
+        adopt(t[3]);
 }
 
 static uint64_t frequency(void)
@@ -83,15 +78,17 @@ static uint64_t frequency(void)
     uint64_t f;
     __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
     return f;
-#elif defined(__x86_64__) || defined(__i386__) || (defined(__riscv) && __riscv_xlen == 64)
-    uint64_t c, m;
-    pair(&c, &m);
+#elif FDR__COUNTER_MEASURED
+    uint64_t c, m, f = __atomic_load_n(&adopted, __ATOMIC_RELAXED);
+    if (f)
+        return f;
+    fdr__counter_pair(&c, &m);
     if (m - start_mono < 200000) { /* too short to calibrate: wait a bit */
         struct timespec d = {0, 1000000};
         nanosleep(&d, NULL);
-        pair(&c, &m);
+        fdr__counter_pair(&c, &m);
     }
-    return (uint64_t)((double)(c - start_count) * 1e9 / (double)(m - start_mono) + 0.5);
+    return fdr__counter_freq(start_count, start_mono, c, m);
 #else
     return 1000000000u;
 #endif
@@ -120,11 +117,12 @@ void fdr__clock_params(struct fdr__clock_params *p)
     p->start = start_count;
 }
 
-/* The frequency text lines use, calibrated once, on first use. */
+/* The frequency text lines use, calibrated once, on first use (or fdrd's
+ * measure, adopted before). */
+static uint64_t freq_of_lines;
 static uint64_t line_freq(void)
 {
-    static uint64_t freq;
-    uint64_t f = __atomic_load_n(&freq, __ATOMIC_RELAXED);
+    uint64_t f = __atomic_load_n(&freq_of_lines, __ATOMIC_RELAXED);
     if (!f) {
         struct fdr__clock_params p;
         fdr__clock_params(&p);
@@ -132,13 +130,36 @@ static uint64_t line_freq(void)
         /* The first thread to calibrate sets it for all: two threads
          * printing their first lines at once calibrate a few ns apart,
          * and every line (and the class file) must use one frequency. */
-        if (__atomic_compare_exchange_n(&freq, &zero, p.freq, 0, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED))
+        if (__atomic_compare_exchange_n(&freq_of_lines, &zero, p.freq, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             f = p.freq;
         else
             f = zero;
     }
     return f;
+}
+
+static void adopt(uint64_t f)
+{
+    __atomic_store_n(&adopted, f, __ATOMIC_RELAXED);
+    uint64_t zero = 0; /* the line clock too, unless a line fixed it already */
+    __atomic_compare_exchange_n(&freq_of_lines, &zero, f, 0, __ATOMIC_RELAXED,
+                                __ATOMIC_RELAXED);
+}
+
+int fdr__clock_adopt(const struct fdr__counter_ref *r)
+{
+#if FDR__COUNTER_MEASURED
+    uint64_t c, m;
+    fdr__counter_pair(&c, &m);
+    if (!fdr__counter_fits(r, c, m))
+        return -1;
+    adopt(r->freq);
+    return 0;
+#else
+    (void)r;
+    return -1; /* the frequency is exact here */
+#endif
 }
 
 /* The counter's ticks per second, roughly (within ~1e-3 once 1 ms has
@@ -149,10 +170,10 @@ static uint64_t line_freq(void)
  * babeltrace2 by 23 ns over 18 ms (fdr-export, ASan build). */
 uint64_t fdr__clock_rough_freq(void)
 {
-#if defined(__x86_64__) || defined(__i386__) || (defined(__riscv) && __riscv_xlen == 64)
+#if FDR__COUNTER_MEASURED
     static uint64_t rough;
     uint64_t f = __atomic_load_n(&rough, __ATOMIC_RELAXED);
-    if (f)
+    if (f || (f = __atomic_load_n(&adopted, __ATOMIC_RELAXED)) != 0)
         return f;
     uint64_t c = fdr__now(), m = ns_of(CLOCK_MONOTONIC);
     if (m <= start_mono || c <= start_count)

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "common/counter.h"        /* struct fdr__counter_ref */
 #include "common/tsdl.h"           /* struct fdr__line_clock */
 #include "fdr/internal/fastpath.h" /* fdr__now */
 
@@ -19,10 +20,16 @@ void fdr__clock_init(void);
 /* CLOCK_MONOTONIC in ns, for deadlines and waits (async-signal-safe). */
 uint64_t fdr__clock_mono_ns(void);
 /* The (counter, CLOCK_MONOTONIC, CLOCK_REALTIME) triple of the start, which
- * the calibration measures from: taken by the program for fdr-drain, and
- * set there (drainer.h), whose metadata then describes the same clock. */
-void fdr__clock_start_get(uint64_t t[3]);
-void fdr__clock_start_set(const uint64_t t[3]);
+ * the calibration measures from, and the frequency adopted from fdrd (or
+ * 0): taken by the program for fdr-drain, and set there (drainer.h), whose
+ * metadata then describes the same clock. */
+void fdr__clock_start_get(uint64_t t[4]);
+void fdr__clock_start_set(const uint64_t t[4]);
+/* fdrd's measure of the counter (common/counter.h, read by daemon.c at
+ * start), taken as the frequency of the trace clock and of the line clock
+ * when this process's counter, read now, fits it: 0, or -1 (the
+ * calibration is then the process's own, as without fdrd). */
+int fdr__clock_adopt(const struct fdr__counter_ref *r);
 void fdr__clock_params(struct fdr__clock_params *p);
 /* The clock of text lines (start and the frequency they use), which the
  * class file keeps for readers. */

@@ -6,6 +6,10 @@
 /* At start: if fdrd's socket exists, starts the thread that registers the
  * process and its providers; never blocks, never fails the program. */
 void fdr__daemon_start(void);
+/* At start, before anything calibrates the clock: fdrd's measure of the
+ * counter from its run directory (common/counter.h), adopted when it fits
+ * (clock.c). A few system calls; nothing when fdrd never ran. */
+void fdr__daemon_counter(void);
 /* In a forked child: drops the parent's connection (no thread here). */
 int fdr__daemon_forget(void); /* 1 when it was registered */
 void fdr__daemon_noop(void);

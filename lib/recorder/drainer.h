@@ -31,7 +31,7 @@ struct fdr__drain_page {
     uint64_t clean_end; /* the program ended keeping its events (consumer.h) */
     /* What the metadata is made of, set before the helper starts. */
     int64_t pid;
-    uint64_t clock_start[3]; /* clock.h: fdr__clock_start_get */
+    uint64_t clock_start[4]; /* clock.h: fdr__clock_start_get */
     uint8_t uuid[16];
     char procname[17];
     int32_t spawn_err; /* errno of the exec of fdr-drain that failed (consumer.c) */

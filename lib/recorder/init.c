@@ -244,6 +244,7 @@ static void init_once(void)
     fdr__print_open();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);
+    fdr__daemon_counter(); /* before the consumer's metadata needs the clock */
     if (fdr__cfg.output[0] && fdr__cfg.mode == FDR__MODE_DISCARD &&
         fdr__consumer_start() < 0) {
         /* No trace on disk (reported): keep the newest events in memory. */

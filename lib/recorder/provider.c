@@ -67,19 +67,26 @@ static struct {
 } table = {TABLE_MAGIC, 1, FDR_PROVIDER_MAX, 0, {{0}}};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Slots from this one on were never taken (under lock): fdrd's look at the
+ * table (fdr__provider_snapshot) stops there, and touches no page of
+ * records a program never used (6 page faults at the start of a program
+ * under fdrd, ~40 us each on a virtual machine). */
+static uint32_t used;
 
 static void changed_nothing(void) {}
 void (*fdr__provider_changed_hook)(void) = changed_nothing;
 
-void fdr__provider_snapshot(struct fdr__provider_id ids[FDR_PROVIDER_MAX])
+uint32_t fdr__provider_snapshot(struct fdr__provider_id ids[FDR_PROVIDER_MAX])
 {
     pthread_mutex_lock(&lock);
-    for (uint32_t i = 0; i < FDR_PROVIDER_MAX; i++) {
+    uint32_t n = used;
+    for (uint32_t i = 0; i < n; i++) {
         ids[i] = table.rec[i].id;
         if (table.rec[i].refs == 0)
             ids[i].name[0] = 0;
     }
     pthread_mutex_unlock(&lock);
+    return n;
 }
 
 /* Around fork() (init.c): taken before the registry's, as in site_make. */
@@ -253,6 +260,8 @@ int fdr_provider_register(const fdr_provider_desc_t *desc, fdr_provider_t **out)
      * refs in fdr_raw_event(). */
     __atomic_store_n(&p->refs, 1, __ATOMIC_RELEASE);
     table.next = (uint32_t)(free_slot + 1) % FDR_PROVIDER_MAX;
+    if ((uint32_t)free_slot >= used)
+        used = (uint32_t)free_slot + 1;
     pthread_mutex_unlock(&lock);
     fdr__provider_changed_hook();
     *out = p;

@@ -245,6 +245,12 @@ fdr_prog_test(fdr-daemon-death death 300)
 # thread started after a multi-threaded fork: as fdr-daemon-fork).
 fdr_prog_test(fdr-daemon-early early 900)
 
+# fdr-daemon-start: a program started under fdrd takes fdrd's measure of its
+# counter from the run directory (issue 29): no sleep before its first
+# events (strace), its metadata clock and class-file line clock are that
+# frequency; a file 1% off is not taken (FDR_DEBUG says so).
+fdr_prog_test(fdr-daemon-start start 300)
+
 # fdr-daemon-ended: processes that end without exit handlers before fdrd's
 # route reaches them (raise(SIGKILL), _exit, SIGSEGV, a forked child's
 # exec, SIGKILL from outside at random moments, a second thread's ring made
