@@ -69,6 +69,13 @@ void fdrd_counter_start(const char *rundir)
     next_ms = 100;
 }
 
+void fdrd_counter_stop(void)
+{
+    if (next_ms)
+        unlink(path);
+    next_ms = 0;
+}
+
 int fdrd_counter_tick(void)
 {
     if (!next_ms)
@@ -87,6 +94,8 @@ void fdrd_counter_start(const char *rundir)
 {
     (void)rundir;
 }
+
+void fdrd_counter_stop(void) {}
 
 int fdrd_counter_tick(void)
 {

@@ -5,10 +5,12 @@
 #define FDRD_COUNTER_H
 
 /* Takes fdrd's first (counter, monotonic) pair, measures for 5 ms and
- * writes <rundir>/counter: before the socket listens, so that a program
- * that finds the socket finds the file. Nothing where the counter is
- * exact (common/counter.h, FDR__COUNTER_MEASURED). */
+ * writes <rundir>/counter (fdrd holds the run directory's lock). Nothing
+ * where the counter is exact (common/counter.h, FDR__COUNTER_MEASURED). */
 void fdrd_counter_start(const char *rundir);
+/* At a clean stop: the file goes with fdrd's other files (one left by a
+ * killed fdrd is still checked by each program against its counter). */
+void fdrd_counter_stop(void);
 
 /* Milliseconds until the file is due to be written again with a longer
  * measure (at 100 ms, 1 s, 10 s, 100 s, 1000 s of fdrd's life, then every

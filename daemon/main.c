@@ -205,8 +205,6 @@ int main(int argc, char **argv)
     int passed = passed_socket(msg, sizeof msg);
     int rc = passed == -2 ? -1 : fdrd_rundir_open(&rd, dir, msg, sizeof msg);
     if (rc == 0)
-        fdrd_counter_start(dir); /* before the socket: programs find it */
-    if (rc == 0)
         rc = passed >= 0 ? fdrd_rundir_adopt(&rd, passed, msg, sizeof msg)
                          : fdrd_rundir_listen(&rd, msg, sizeof msg);
     if (rc != 0) {
@@ -215,6 +213,9 @@ int main(int argc, char **argv)
             close(rd.lock_fd); /* nothing of ours to remove yet */
         return 1;
     }
+    /* Before fdrd says it is ready: a program started after that finds it
+     * (one that connects in these 5 ms measures its counter itself). */
+    fdrd_counter_start(dir);
 
     int ready = -1;
     if (background) {
@@ -279,6 +280,7 @@ int main(int argc, char **argv)
         fdrd_persist_forget(&s.traces, s.traces.t[i]->name);
     fdrd_traces_free(&s.traces);
     fdrd_providers_free(&s.providers);
+    fdrd_counter_stop();
     fdrd_rundir_close(&rd);
     fdrd_log("stopped");
     return rc;

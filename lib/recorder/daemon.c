@@ -182,6 +182,21 @@ static struct {
 } stage[FDR__ROUTE_SLOTS];
 static uint32_t staged; /* slots in stage */
 
+/* Held while this thread holds memory only its stack knows: a route's
+ * rules from their parse until a global (stage) holds them, a ring from
+ * its allocation until the route lists do (fdr__buf_adopt). A child forked
+ * in between (another thread's fork) found that memory nowhere, a leak
+ * LeakSanitizer reported at its exit (fdr-daemon-early, brood). And while
+ * the staged routes are applied (routes_apply): a child forked in the
+ * middle found a slot's rules both staged and handed to the registry (or
+ * freed), and freed them twice as it dropped the parent's routes
+ * (AddressSanitizer, heap-use-after-free in fdr__daemon_forget: one brood
+ * child of 200, 1 run in 40), or inherited the writers' hold for good.
+ * Taken first of fdr's locks by fork (init.c), and by this thread only,
+ * holding no other: what it takes under it (the registry's, the writers',
+ * the route lock) fork takes after it too, and none of them waits. */
+static pthread_mutex_t fork_gate = PTHREAD_MUTEX_INITIALIZER;
+
 /* Sets the staged routes of their slots (0: none) with their selections
  * and masks; every thread moves, none writes meanwhile (writer.c,
  * fdr__writers_hold). */
@@ -189,6 +204,7 @@ static void routes_apply(void)
 {
     if (!staged)
         return;
+    pthread_mutex_lock(&fork_gate); /* a child sees them all staged, or none */
     fdr__writers_hold(1);
     for (uint32_t u = staged; u; u &= u - 1) {
         unsigned slot = (unsigned)__builtin_ctz(u);
@@ -203,10 +219,12 @@ static void routes_apply(void)
         routes = r ? routes | 1u << slot : routes & ~(1u << slot);
     }
     fdr__writers_hold(0);
-    for (uint32_t u = staged; u; u &= u - 1)
+    uint32_t done = staged;
+    staged = 0;
+    pthread_mutex_unlock(&fork_gate);
+    for (uint32_t u = done; u; u &= u - 1)
         debug(stage[__builtin_ctz(u)].r ? "recording into an fdrd trace"
                                         : "an fdrd trace ended here");
-    staged = 0;
     if (!move_at) {
         move_at = fdr__clock_mono_ns() + MOVE_MS * 1000000ull;
         fdr__writers_note();
@@ -246,15 +264,6 @@ static void set_route(unsigned slot, uint32_t r, struct fdr__rules *rules, uint3
     if (stage_route(slot, r, rules, mask, backfill))
         routes_apply();
 }
-
-/* Held while this thread holds memory only its stack knows: a route's
- * rules from their parse until a global (stage) holds them, a ring from
- * its allocation until the route lists do (fdr__buf_adopt). A child forked
- * in between (another thread's fork) found that memory nowhere, a leak
- * LeakSanitizer reported at its exit (fdr-daemon-early, brood). Taken
- * first of fdr's locks by fork (init.c); only the route lock, which never
- * waits, is taken under it. */
-static pthread_mutex_t fork_gate = PTHREAD_MUTEX_INITIALIZER;
 
 void fdr__daemon_fork(enum fdr__fork_phase ph)
 {
