@@ -48,7 +48,7 @@
 #include "recorder/cold.h"
 #include "recorder/config.h"
 
-struct fdr__config fdr__cfg FDR__COLD;
+struct fdr__config fdr__cfg FDR__COLD_PAGE;
 uint32_t fdr__string_max = 256;
 pid_t fdr__pid;
 

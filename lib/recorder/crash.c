@@ -72,9 +72,9 @@
 #define MAX_ENTRIES 32768
 
 static int crash_on;
-static uint8_t crash_sig[NSIG];                    /* 1: handled */
-static FDR__COLD struct sigaction crash_old[NSIG]; /* previous actions */
-static __thread void *alt_stack;                   /* ours, or NULL */
+static uint8_t crash_sig[NSIG];                         /* 1: handled */
+static FDR__COLD_PAGE struct sigaction crash_old[NSIG]; /* previous actions */
+static __thread void *alt_stack;                        /* ours, or NULL */
 
 /* ---- per-thread alternate stacks ------------------------------------------- */
 

@@ -522,7 +522,7 @@ static void send_cuts(void)
  * (test-fdr-daemon-lost.py). */
 static pthread_mutex_t lost_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t lost_cond; /* CLOCK_MONOTONIC (fdr__daemon_start) */
-static struct fdr__lost_count lost_out[FDR__ROUTE_SLOTS];
+static FDR__COLD struct fdr__lost_count lost_out[FDR__ROUTE_SLOTS];
 static unsigned nlost_out; /* waiting in lost_out */
 
 static void send_lost(void)
