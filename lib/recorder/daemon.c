@@ -1170,11 +1170,16 @@ void fdr__daemon_counter(void)
                     : -1;
     close(fd);
     struct fdr__counter_ref r;
-    if (k > 0 && fdr__counter_parse(buf, (size_t)k, &r) == 0 &&
-        fdr__clock_adopt(&r) < 0 && fdr__cfg.debug)
+    if (k <= 0 || fdr__counter_parse(buf, (size_t)k, &r) < 0)
+        return;
+    int e = fdr__clock_adopt(&r);
+    if (fdr__cfg.debug && e < 0)
         fdr__warn("%s: fdrd's measure of the counter does not fit this process's: "
                   "measured here",
                   path);
+    else if (fdr__cfg.debug)
+        fdr__warn("%s: fdrd's measure of the counter taken: %llu Hz", path,
+                  (unsigned long long)r.freq);
 #endif
 }
 
