@@ -21,8 +21,10 @@ and there is no file, checked too):
     done; the 0 ms sleep it then makes is its own);
   - the trace (bt2) has the 50 events, none discarded;
   - the metadata's clock frequency is the class file's line clock
-    frequency, and it is what fdrd's file said just before or just after
-    the program ran (fdrd rewrites it as its measure lengthens);
+    frequency, and it is the one the program says it took from fdrd's
+    file (FDR_DEBUG), within 1e-4 of what the file said just before and
+    just after the program ran (fdrd rewrites it as its measure
+    lengthens, maybe more than once while a slow program runs);
   - in a run directory of the test's own, with no fdrd (the program
     writes its own trace, FDR_OUTPUT): a copy of fdrd's file is taken as
     it is; one 1% off (as a file from before a reboot, or of another
@@ -103,7 +105,8 @@ def run(tag):
         argv = emulator._EMULATOR + argv
     # LeakSanitizer cannot run under ptrace (ASan build): it would fail the exit.
     asan = os.environ.get("ASAN_OPTIONS", "")
-    e = dict(s.env, ASAN_OPTIONS=(asan + ":" if asan else "") + "detect_leaks=0")
+    e = dict(s.env, ASAN_OPTIONS=(asan + ":" if asan else "") + "detect_leaks=0",
+             FDR_DEBUG="1")
     r = subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-e",
                         "trace=nanosleep,clock_nanosleep,write", "-o", log] + argv,
                        env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -137,19 +140,26 @@ def run(tag):
                 tag, len(ticks), t.discarded, N))
     mf, line_freq = clocks(proc, tag)
     c.clean(proc)
-    return sleeps, line_freq
+    took = re.search(r"fdrd's measure of the counter taken: (\d+) Hz", r.stderr)
+    return sleeps, line_freq, int(took.group(1)) if took else None
 
 
 if measured:
+    # fdrd rewrites the file as its measure lengthens (at 100 ms, 1 s,
+    # 10 s... of its life), maybe more than once while a slow program runs
+    # (TSan build: 5 ms, 100 ms and 1 s measures in one run): the program
+    # says which it took (FDR_DEBUG), and that is a measure of fdrd's, one
+    # that agrees with the file before and after it within 1e-4.
     before = file_freq()
-    sleeps, freq = run("fits")
+    sleeps, freq, took = run("fits")
     after = file_freq()
     if c.check(not sleeps, "the program slept before its events were recorded: %s"
                % sleeps[:3]):
         print("no sleep in the main thread before the %d events (strace)" % N)
-    if c.check(freq in (before, after),
-               "the trace's clock is %d Hz; fdrd's file said %d, then %d" % (
-                   freq, before, after)):
+    if c.check(took is not None and freq == took and
+               all(abs(took - f) < f * 1e-4 for f in (before, after)),
+               "the trace's clock is %d Hz, the program says it took %s Hz; fdrd's "
+               "file said %d, then %d" % (freq, took, before, after)):
         print("%d events, clock %d Hz in the metadata and the class file: fdrd's" % (
             N, freq))
     # fdrd's file in a run directory of the test's own (no fdrd there: the
@@ -215,7 +225,8 @@ if measured:
     print("a counter file of fdrd's form taken; one 1%% off, behind a symlink or not "
           "a line of its form (%d kinds) measured again instead" % (len(cases) - 2))
 else:
-    sleeps, freq = run("exact")
+    sleeps, freq, took = run("exact")
+    c.check(took is None, "a counter file taken where there is none: %s Hz" % took)
     print("no counter file (ELF machine %d): the clock's %d Hz is the platform's" % (
         arch, freq))
 c.finish()
