@@ -102,6 +102,7 @@ struct fdrd_route {
     int bad_logged;  /* a packet fdrd could not trust was logged */
     unsigned nrings, cap;
     uint32_t index0;                      /* stream number of ring 0 (resume_dir) */
+    uint32_t nlost;                       /* LOST streams written (fdrd_collect_lost) */
     char resume[FDR_PROTO_NAME_CAP + 32]; /* the directory it goes on in, or "" */
     uint64_t held;  /* bytes of its rings, against the trace's budget */
     unsigned spare; /* the larger ring given last (route_spare), from 1; 0: none */
@@ -1221,6 +1222,49 @@ static void early_gap(struct early *e)
     }
     e->seq++;
     e->gap = 1;
+}
+
+int fdrd_collect_lost(struct fdrd_client *c, const struct fdr__msg_lost *m)
+{
+    struct fdrd_route *r = NULL;
+    for (struct fdrd_route *q = c->col ? c->col->routes : NULL; q && !r; q = q->next)
+        if (q->id == m->route)
+            r = q;
+    if (!m->count)
+        return 0;
+    if (!r || m->count >= FDR__TS_LIMIT || r->nlost >= FDRD_LOST_MAX) {
+        /* A route of another connection, or gone with its trace; a count
+         * no process can have; more than a process sends at its end (one
+         * per route): said, not written, and the client dropped. */
+        fdrd_log("client %lu (pid %ld): %llu events of thread %lu lost to route %u, "
+                 "%s: not counted in any trace; dropped",
+                 c->id, (long)c->pid, (unsigned long long)m->count, (unsigned long)m->tid,
+                 m->route,
+                 !r                          ? "which it does not have"
+                 : m->count >= FDR__TS_LIMIT ? "a count beyond any trace's"
+                                             : "once too often");
+        return -1;
+    }
+    /* One packet of the trace's size (its stream carries the same stream
+     * class); two written: the empty one a stream starts with, then the
+     * count (early_put). */
+    const struct fdrd_ring *r0 = r->nrings ? &r->rings[0] : NULL;
+    uint32_t packet = r0 ? r0->g.packet_size : 4096;
+    struct fdr__ring_geom g = {packet, 2, FDRD_LOST_STREAM + r->nlost++,
+                               FDR__BUF_HEADER + 2 * (uint64_t)packet};
+    struct early e = {c, r, g, {0}, {0}, -1, 0, 0, 0};
+    static char dst[FDRD_PACKET_MAX];
+    struct fdr__pkt z;
+    empty_packet(c, m->tid, m->ts, &z);
+    memcpy(dst, &z, sizeof z);
+    early_put(&e, dst, m->count);
+    if (e.fd >= 0)
+        close(e.fd);
+    fdrd_log("client %lu (pid %ld): %llu events of thread %lu lost to trace %u before "
+             "any ring of it reached the process: counted as discarded (stream_%u)",
+             c->id, (long)c->pid, (unsigned long long)m->count, (unsigned long)m->tid,
+             r->trace_id, g.index);
+    return 0;
 }
 
 /* A thread's copy of its past into ring `index` of route r was under way

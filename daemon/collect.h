@@ -32,6 +32,10 @@ struct fdrd_own {
 #define FDRD_OWN_SIZE_MAX ((1ull << 31) + 4096)
 /* Stream numbers of the copies: above any ring fdrd gives (FDRD_ROUTE_RINGS_MAX). */
 #define FDRD_OWN_STREAM (1u << 24)
+/* Stream numbers of the counts a process sent (LOST): above the copies';
+ * at most FDRD_LOST_MAX per route (a process sends one at its end). */
+#define FDRD_LOST_STREAM (1u << 25)
+#define FDRD_LOST_MAX 64
 
 /* What a client that sent CLASSES holds for collection. */
 struct fdrd_collect {
@@ -83,6 +87,13 @@ void fdrd_collect_pass(struct fdrd_server *s);
  * left some (docs/daemon.md, "When fdrd dies"). */
 void fdrd_collect_dead_ring(struct fdrd_server *s, struct fdrd_client *c,
                             const struct fdr__msg_dead_ring *m);
+/* LOST: events a process lost to one of its routes with no ring of it to
+ * count them in (it held none when it ended: libfdr's buffer.c,
+ * route_lost), written at once as discarded in an empty packet of their
+ * thread, in a stream of their own (stream_<FDRD_LOST_STREAM + k>). -1
+ * for a message no process sends (not its route, an impossible count, too
+ * many): the client is dropped. */
+int fdrd_collect_lost(struct fdrd_client *c, const struct fdr__msg_lost *m);
 /* 1 when some ring may need writing out (the loop then wakes up often). */
 int fdrd_collect_busy(const struct fdrd_server *s);
 

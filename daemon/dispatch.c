@@ -439,6 +439,8 @@ int fdrd_dispatch(struct fdrd_server *s, struct fdrd_client *c, const void *msg,
     case FDR__MSG_DEAD_RING:
         fdrd_collect_dead_ring(s, c, msg);
         return 0;
+    case FDR__MSG_LOST:
+        return fdrd_collect_lost(c, msg);
     case FDR__MSG_CONTROL:
         control(s, c, msg);
         return 0;

@@ -72,6 +72,7 @@ static const struct type_info TYPES[] = {
           NONE, NONE),
     FIXED(FDR__MSG_DEAD_RING, "dead-ring", struct fdr__msg_dead_ring, 0, NONE, NONE),
     FIXED(FDR__MSG_OWN_RING, "own-ring", struct fdr__msg_own_ring, 1, NONE, NONE),
+    FIXED(FDR__MSG_LOST, "lost", struct fdr__msg_lost, 0, NONE, NONE),
     FIXED4(FDR__MSG_CREATE, "create", C_, STR(C_, name), STR(C_, outdir), STR(C_, relayd),
            STR(C_, buffers)),
     ITEMS(FDR__MSG_ENABLE, "enable", I_, STR(I_, name), NONE),
@@ -122,6 +123,7 @@ _Static_assert(sizeof(struct fdr__msg_register_provider) == 112, "provider layou
 _Static_assert(sizeof(struct fdr__msg_buffer) == 40, "buffer layout");
 _Static_assert(sizeof(struct fdr__msg_classes) == 80, "classes layout");
 _Static_assert(sizeof(struct fdr__msg_own_ring) == 40, "own-ring layout");
+_Static_assert(sizeof(struct fdr__msg_lost) == 40, "lost layout");
 _Static_assert(sizeof(struct fdr__msg_route) == 56, "route layout");
 _Static_assert(offsetof(struct fdr__msg_route, len) ==
                    offsetof(struct fdr__msg_route, nitems) + 4,

@@ -80,6 +80,8 @@ enum fdr__msg_type {
     FDR__MSG_DEAD_RING = 11,
     /* libfdr -> fdrd, with one fd: one of the process's own rings */
     FDR__MSG_OWN_RING = 12,
+    /* libfdr -> fdrd: events lost to a route that no ring of it counts */
+    FDR__MSG_LOST = 13,
     /* fdr -> fdrd */
     FDR__MSG_CREATE = 16,
     FDR__MSG_ENABLE = 17,
@@ -321,6 +323,21 @@ struct fdr__msg_own_ring {
     uint32_t n_packets;
     uint32_t pad;
     uint64_t size;
+};
+
+/* LOST: `count` events of thread `tid` lost to route `route` (fdrd's
+ * number) that no ring of the route can count, because the process holds
+ * none: no ring of it came (fdrd could not make one, or had not sent one
+ * yet) before the process ended (libfdr's buffer.c, route_lost). fdrd
+ * counts them as discarded, at time `ts` (the counter), in an empty
+ * packet of that thread in a stream of their own. No answer.
+ *   16 route | 20 tid | 24 count u64 | 32 ts u64 | 40 */
+struct fdr__msg_lost {
+    struct fdr__msg_hdr h;
+    uint32_t route;
+    uint32_t tid;
+    uint64_t count;
+    uint64_t ts;
 };
 
 /* NEED_BUFFERS: the process has fewer than it wants for route `route`.

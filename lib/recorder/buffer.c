@@ -587,6 +587,21 @@ void fdr__buf_route_lost(uint32_t route, uint64_t n, uint32_t tid)
     pthread_mutex_unlock(&route_lock);
 }
 
+unsigned fdr__buf_lost_take(struct fdr__lost_count *out, unsigned max)
+{
+    unsigned k = 0;
+    pthread_mutex_lock(&route_lock);
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS && k < max; i++)
+        if (route_lost[i].n && route_live(route_lost[i].route)) {
+            out[k++] = (struct fdr__lost_count){route_lost[i].route, route_lost[i].tid,
+                                                route_lost[i].n};
+            route_lost[i].route = 0;
+            route_lost[i].n = 0;
+        }
+    pthread_mutex_unlock(&route_lock);
+    return k;
+}
+
 struct fdr__buf *fdr__buf_get_routed(uint32_t route, int fresh)
 {
     pthread_mutex_lock(&route_lock);

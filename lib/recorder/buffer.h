@@ -130,6 +130,14 @@ int fdr__buf_adopt(int fd, uint64_t size, uint32_t route, int grow);
  * first ring of it that comes (fdr__buf_adopt) or is taken. Dropped only
  * when the route has ended: its trace is closed. */
 void fdr__buf_route_lost(uint32_t route, uint64_t n, uint32_t tid);
+/* What route_lost still holds for routes that are live (no ring of them
+ * came): taken, for the process's end (daemon.c sends each to fdrd:
+ * LOST). Up to max, the number returned. */
+struct fdr__lost_count {
+    uint32_t route, tid;
+    uint64_t n;
+};
+unsigned fdr__buf_lost_take(struct fdr__lost_count *out, unsigned max);
 /* Publishes, in fresh free ring b (route lock held, no thread writes it),
  * the empty packet 0 of its stream and a header-only packet reporting its
  * count (nested), both in the name of thread tid (writer.c,

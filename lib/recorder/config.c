@@ -341,6 +341,11 @@ void fdr__config_load(void)
         else
             fdr__cfg.test_sndbuf = (unsigned)v;
     }
+    /* Tests only: every ring fdrd sends is closed unused, as if none had
+     * come yet (what a thread loses to its route is then held by no ring:
+     * buffer.c, route_lost; daemon.c sends it to fdrd at exit). */
+    const char *nr = getenv("FDR_TEST_NO_RINGS");
+    fdr__cfg.test_no_rings = nr && strcmp(nr, "1") == 0;
     /* Tests only: SIGKILL in the middle of a thread's hand-over of its
      * past (after that many events of the copy, or before its mark). */
     const char *kh = getenv("FDR_TEST_KILL_HANDING");

@@ -29,6 +29,7 @@ struct fdr__config {
     int barrier;           /* FDR_SECTION_BARRIER: enum fdr__barrier_choice */
     unsigned test_daemon_delay_ms; /* FDR_TEST_DAEMON_DELAY (tests only, daemon.c) */
     unsigned test_sndbuf;          /* FDR_TEST_SNDBUF (tests only, daemon.c) */
+    int test_no_rings;             /* FDR_TEST_NO_RINGS (tests only, daemon.c) */
     uint64_t test_kill_handing;    /* FDR_TEST_KILL_HANDING (tests only, writer.c) */
     /* crash dumps (crash.c) */
     int crash_on;                /* FDR_CRASH and FDR_CRASH_SIGNALS: 0 = off */
@@ -38,12 +39,12 @@ struct fdr__config {
     int snapshot_signal;              /* FDR_SNAPSHOT_SIGNAL, 0 for none */
     const char *snapshot_signal_text; /* as the user wrote it, for messages */
     const char *snapshot_dir;         /* FDR_SNAPSHOT_DIR, "." by default */
-    const char *trace_file; /* FDR_TRACE_FILE (a copy), "" for stderr */
-    const char *crash_dir;  /* FDR_CRASH_DIR (a copy), "" for none */
+    const char *trace_file;           /* FDR_TRACE_FILE (a copy), "" for stderr */
+    const char *crash_dir;            /* FDR_CRASH_DIR (a copy), "" for none */
     /* Last: start-up reads only the head of the struct, rundir (a socket
      * path: under 108 bytes) and output's first byte (cold.h). */
-    char rundir[128];       /* fdrd's run directory: FDR_RUNDIR, XDG_RUNTIME_DIR */
-    char output[4096];      /* FDR_OUTPUT, "" when not writing to disk */
+    char rundir[128];  /* fdrd's run directory: FDR_RUNDIR, XDG_RUNTIME_DIR */
+    char output[4096]; /* FDR_OUTPUT, "" when not writing to disk */
 };
 
 #define FDR__CRASH_EVENTS_MAX 1024

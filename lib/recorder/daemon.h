@@ -20,5 +20,9 @@ void fdr__daemon_noop(void);
  * fdrd costs those 3 s once per process (no more waits until it answers),
  * said under FDR_DEBUG. */
 void fdr__daemon_settle(void);
+/* At the process's end, after its threads moved: what its threads lost to
+ * fdrd's routes and no ring of them holds (buffer.c, route_lost) goes to
+ * fdrd, which counts it in the trace (LOST); waits 1 s at most. */
+void fdr__daemon_lost_send(void);
 
 #endif

@@ -123,6 +123,7 @@ static void at_exit(void)
         fdr__daemon_settle();
         fdr__writers_move(0);
     }
+    fdr__daemon_lost_send(); /* counts no ring of their route holds */
     fdr__consumer_stop();
     if (fdr__cfg.output[0])
         flush_all(1);

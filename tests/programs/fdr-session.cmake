@@ -245,6 +245,12 @@ fdr_prog_test(fdr-daemon-death death 300)
 # thread started after a multi-threaded fork: as fdr-daemon-fork).
 fdr_prog_test(fdr-daemon-early early 900)
 
+# fdr-daemon-lost: a process that ends before any ring of its route came
+# (FDR_TEST_NO_RINGS: libfdr closes every ring fdrd sends) sends what its
+# threads lost to fdrd, which counts it in the trace: 2,000 of 2,000
+# events discarded (bt2), none made up without the hook.
+fdr_prog_test(fdr-daemon-lost lost 300)
+
 # fdr-daemon-start: a program started under fdrd takes fdrd's measure of its
 # counter from the run directory (issue 29): no sleep before its first
 # events (strace), its metadata clock and class-file line clock are that

@@ -12,7 +12,9 @@ connection (the client reads end of stream), closes every fd that came
 `fdr list` still served, VmRSS grows by less than 16 MiB; and at
 FDRD_CLIENTS_MAX (4096) connections the next one is refused with a log
 line. A class table fdrd cannot trust (sent before registering,
-unsealed, too small): dropped with one log line each, its fd closed.
+unsealed, too small): dropped with one log line each, its fd closed. A
+count of lost events (LOST) for a route the client does not have:
+dropped, logged, written nowhere.
 Args: fdr fdrd session-client workdir."""
 import resource
 import socket
@@ -80,6 +82,7 @@ CASES = [
     ("bad items", hdr(96 + 4, 17) + name("keep") + struct.pack("=II", 3, 4) + items, None,
      "enable: item 2 not terminated"),
     ("short fixed part", hdr(40, START) + b"\0" * 24, None, "start of 40 bytes (it has 88)"),
+    ("short lost", hdr(24, 13) + b"\0" * 8, None, "lost of 24 bytes (it has 40)"),
     ("unexpected fds", good_start, 2, "start with 2 fds (it carries 0)"),
     ("too many fds", good_start, 6, "unexpected control data or fds"),
 ]
@@ -138,6 +141,22 @@ for what, first, size, sealed in [("classes before registering", False, 1 << 26,
     h.wait_for(lambda: settled(pid, base), what + ": fds closed")
     c.check(s.log_text().count("a class table fdrd cannot use") >= 1, what + ": logged")
     c.check(list(s.traces()) == ["keep"], what + ": fdr list served after it")
+
+# A count of lost events (LOST) for a route the client does not have (it
+# sent no class table: no route at all): not written into any trace,
+# logged, and the client dropped.
+k = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+k.connect(s.sock)
+k.send(register)
+k.recv(65536)  # its REPLY
+k.send(hdr(40, 13) + struct.pack("=IIQQ", 7, 1, 100, 0))
+k.settimeout(120)
+c.check(k.recv(65536) == b"", "lost of a route not its own: dropped")
+k.close()
+h.wait_for(lambda: settled(pid, base), "lost of a route not its own: fds closed")
+c.check("lost to route 7, which it does not have" in s.log_text(),
+        "lost of a route not its own: logged")
+c.check(list(s.traces()) == ["keep"], "lost of a route not its own: fdr list served after it")
 c.check(s.log_text().count("a class table fdrd cannot use") == 3, "each logged once")
 
 # A message only fdrd sends, from a client.

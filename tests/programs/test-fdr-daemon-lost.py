@@ -1,0 +1,70 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""test-fdr-daemon-lost.py FDR FDRD SESSION_CLIENT WORKDIR SESSION_PROG - a
+process that ends before any ring of its route came has its events
+counted in the trace, not taken along.
+
+A thread that cannot record into its route (no ring of it: fdrd could not
+make one, or had not sent one yet) counts what it loses, and at its end
+hands the count to a ring of the route; with none at all the count waits
+in the process (libfdr's buffer.c, route_lost) for the first ring that
+comes. A process that ended first took the count along: its events were
+neither in the trace nor counted, with no directory for it at all. Now
+the process sends the count to fdrd at its end (LOST), and fdrd writes it
+as discarded (daemon/collect.c, fdrd_collect_lost).
+
+FDR_TEST_NO_RINGS=1 (tests only) makes libfdr close every ring fdrd sends,
+as if none had come. `session-prog soak 4 500 exit` (FDR_EVENTS=-ses:*:
+its events are the route's only) waits for its route, records 500
+ses:tick on each of 4 threads and exits 0: the trace (bt2) holds that
+process, none of its events recorded and all 2,000 counted as discarded,
+and fdrd's log says so; 6 such processes at once, each counted. The
+same program without the hook: all 2,000 recorded, none discarded (the
+count is not made up).
+
+fdrd read the LOST of a process that hung up with fdrd's last rings
+unread only when poll said "writable" with the hang-up: the socket reports
+the reset first, and fdrd took it for the end (server.c, read_one): 1
+process in 4 uncounted in the ASan build."""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
+c = h.c
+s = h.Session(sys.argv)
+prog = sys.argv[5]
+THREADS, N = 4, 500
+
+s.start()
+# Several processes at once: fdrd is busier, and each run of the test
+# tries the end of a process that many times (see below).
+for name, hook, procs in (("norings", "1", 6), ("rings", "", 1)):
+    out = h.early_trace(s, name)
+    env = dict(s.env, FDR_EVENTS="-ses:*", FDR_TEST_NO_RINGS=hook)
+    ps = [subprocess.Popen([prog, "soak", str(THREADS), str(N), "exit"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+          for _ in range(procs)]
+    for p in ps:
+        _, err = p.communicate(timeout=300)
+        c.check(p.returncode == 0, "%s: session-prog soak: exit %d, stderr %r" % (
+            name, p.returncode, err[-500:]))
+    ev, lost, dirs = h.early_finish(s, name, out)
+    pids = sorted(set(ev) | set(lost))
+    for pid in [p.pid for p in ps]:
+        recorded = sum(len(e) for e in ev[pid].values())
+        discarded = sum(lost[pid].values())
+        want = (0, THREADS * N) if hook else (THREADS * N, 0)
+        if c.check((recorded, discarded) == want,
+                   "%s: process %d: %d events recorded and %d discarded; wanted %d and %d"
+                   % (name, pid, recorded, discarded, *want)):
+            print("%s: process %d: %d events recorded, %d counted as discarded" % (
+                name, pid, recorded, discarded))
+        if hook:
+            c.check("(pid %d): %d events of thread" % (pid, THREADS * N) in s.log_text(),
+                    "fdrd's log does not say it counted the %d events of process %d"
+                    % (THREADS * N, pid))
+    c.check(pids == sorted(p.pid for p in ps), "%s: processes in the trace %s, ran %s"
+            % (name, pids, sorted(p.pid for p in ps)))
+c.finish()
