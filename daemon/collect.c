@@ -64,6 +64,7 @@
 #include "common/classes.h"
 #include "common/committed.h"
 #include "common/drain.h"
+#include "fdr/internal/fastpath.h" /* fdr__now */
 #include "common/iter.h"
 #include "common/pattern.h"
 #include "common/pathwalk.h"
@@ -1224,25 +1225,44 @@ static void early_gap(struct early *e)
     e->gap = 1;
 }
 
-int fdrd_collect_lost(struct fdrd_client *c, const struct fdr__msg_lost *m)
+/* The counter processes stamp their events with, now: fdr__now, or where
+ * that is libfdr's CLOCK_MONOTONIC fallback (not linked into fdrd), the
+ * same clock read here. */
+static uint64_t counter_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) ||                  \
+    (defined(__riscv) && __riscv_xlen == 64)
+    return fdr__now();
+#else
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+#endif
+}
+
+/* Counts `count` events of thread tid lost to route `route` (fdrd's number)
+ * at time ts as discarded, in a stream of their own: 0, or -1 (said, not
+ * written) for what no process sends: a route not its own (another
+ * connection's, or gone with its trace), a count beyond any trace's, more
+ * than one per route slot and own ring. `how` says where it came from. */
+static int count_lost(struct fdrd_client *c, uint32_t route, uint32_t tid, uint64_t count,
+                      uint64_t ts, const char *how)
 {
     struct fdrd_route *r = NULL;
     for (struct fdrd_route *q = c->col ? c->col->routes : NULL; q && !r; q = q->next)
-        if (q->id == m->route)
+        if (q->id == route)
             r = q;
-    if (!m->count)
+    if (!count)
         return 0;
-    if (!r || m->count >= FDR__TS_LIMIT || r->nlost >= FDRD_LOST_MAX) {
-        /* A route of another connection, or gone with its trace; a count
-         * no process can have; more than a process sends at its end (one
-         * per route): said, not written, and the client dropped. */
+    if (!r || count >= FDR__TS_LIMIT || r->nlost >= FDRD_LOST_MAX) {
         fdrd_log("client %lu (pid %ld): %llu events of thread %lu lost to route %u, "
-                 "%s: not counted in any trace; dropped",
-                 c->id, (long)c->pid, (unsigned long long)m->count, (unsigned long)m->tid,
-                 m->route,
-                 !r                          ? "which it does not have"
-                 : m->count >= FDR__TS_LIMIT ? "a count beyond any trace's"
-                                             : "once too often");
+                 "%s (%s): not counted in any trace",
+                 c->id, (long)c->pid, (unsigned long long)count, (unsigned long)tid,
+                 route,
+                 !r                       ? "which it does not have"
+                 : count >= FDR__TS_LIMIT ? "a count beyond any trace's"
+                                          : "once too often",
+                 how);
         return -1;
     }
     /* One packet of the trace's size (its stream carries the same stream
@@ -1255,16 +1275,41 @@ int fdrd_collect_lost(struct fdrd_client *c, const struct fdr__msg_lost *m)
     struct early e = {c, r, g, {0}, {0}, -1, 0, 0, 0};
     static char dst[FDRD_PACKET_MAX];
     struct fdr__pkt z;
-    empty_packet(c, m->tid, m->ts, &z);
+    uint64_t now = counter_now();
+    empty_packet(c, tid, ts < now ? ts : now, &z); /* not past the clock: readable */
     memcpy(dst, &z, sizeof z);
-    early_put(&e, dst, m->count);
+    early_put(&e, dst, count);
     if (e.fd >= 0)
         close(e.fd);
     fdrd_log("client %lu (pid %ld): %llu events of thread %lu lost to trace %u before "
-             "any ring of it reached the process: counted as discarded (stream_%u)",
-             c->id, (long)c->pid, (unsigned long long)m->count, (unsigned long)m->tid,
-             r->trace_id, g.index);
+             "any ring of it reached the process (%s): counted as discarded (stream_%u)",
+             c->id, (long)c->pid, (unsigned long long)count, (unsigned long)tid,
+             r->trace_id, how, g.index);
     return 0;
+}
+
+int fdrd_collect_lost(struct fdrd_client *c, const struct fdr__msg_lost *m)
+{
+    /* Not the process's to send: the client is dropped (dispatch.c). */
+    return count_lost(c, m->route, m->tid, m->count, m->ts, "sent at its end");
+}
+
+/* The counts a process that has gone left in its own rings (ring.h,
+ * route_lost: libfdr shows them in the first one fdrd holds), however it
+ * ended. Untrusted, read once each: a route not its own, or a count no
+ * process can have, is said and skipped. */
+static void lost_all(struct fdrd_client *c)
+{
+    for (unsigned i = 0; i < c->col->nown; i++)
+        for (unsigned k = 0; k < 32; k++) {
+            const struct fdr__route_lost *l = &c->col->own[i].h->route_lost[k];
+            uint64_t n = __atomic_load_n(&l->count, __ATOMIC_ACQUIRE);
+            if (n)
+                count_lost(c, __atomic_load_n(&l->route, __ATOMIC_RELAXED),
+                           __atomic_load_n(&l->tid, __ATOMIC_RELAXED), n,
+                           __atomic_load_n(&l->ts, __ATOMIC_RELAXED),
+                           "left in its own ring");
+        }
 }
 
 /* A thread's copy of its past into ring `index` of route r was under way
@@ -1458,6 +1503,7 @@ void fdrd_collect_release(struct fdrd_server *s, struct fdrd_client *c)
     if (!c->col)
         return;
     early_all(s, c);
+    lost_all(c);
     for (unsigned i = 0; i < c->col->nown; i++)
         munmap((void *)c->col->own[i].h, c->col->own[i].g.size);
     while (c->col->routes) {

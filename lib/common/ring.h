@@ -89,6 +89,21 @@ struct fdr__buf_hdr {
         uint32_t handed;
         uint64_t count;
     } ledger[FDR__LEDGER];
+    /* Events lost to a route that no ring of it in the process could
+     * count (none had come: libfdr's buffer.c, route_lost), per route
+     * slot, in the first own ring fdrd holds, beside the ledger: route
+     * (fdrd's number), the last losing thread, the count and the time of
+     * the last loss. fdrd counts each as discarded in that route's trace
+     * when the process ends, however it ends (collect.c,
+     * fdrd_collect_release): before, a process killed or ending by _exit
+     * took them along. libfdr clears an entry after a ring of the route
+     * took its count (a kill in between counts it twice, never none). */
+    struct fdr__route_lost {
+        uint32_t route;
+        uint32_t tid;
+        uint64_t count;
+        uint64_t ts;
+    } route_lost[32];
 };
 _Static_assert(sizeof(struct fdr__buf_hdr) <= FDR__BUF_HEADER, "header page");
 

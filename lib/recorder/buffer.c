@@ -37,6 +37,7 @@
  * mode writing to disk) have FDR_BUFFER_SIZE while the budget has room
  * (common/ring.h, fdr__ring_budget), the smallest past it. */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
@@ -50,6 +51,7 @@
 
 #include "recorder/cold.h"
 #include "recorder/buffer.h"
+#include "recorder/clock.h"
 #include "recorder/config.h"
 
 #define MAX_BUFFERS 65536
@@ -434,7 +436,53 @@ static struct {
     uint32_t route;
     uint32_t tid;
     uint64_t n;
+    uint64_t ts;                   /* of the last loss */
+    struct fdr__route_lost *shown; /* where fdrd sees it (lost_show), or NULL */
 } route_lost[FDR__ROUTE_SLOTS];
+
+/* Route lock held: entry i of route_lost as fdrd sees it, in the first own
+ * ring it holds (common/ring.h, route_lost; fdrd reads it however the
+ * process ends), or nowhere when fdrd holds none of the process's own
+ * rings (a process that registered again after fdrd died hands none
+ * over): then the process sends it at its end (fdr__buf_lost_take,
+ * daemon.c: LOST), and a kill takes it along. The count is stored last and
+ * cleared first, so that fdrd never reads it with another entry's route. */
+static void lost_show(unsigned i)
+{
+    struct fdr__ledger *l = __atomic_load_n(&fdr__buf_ledger, __ATOMIC_ACQUIRE);
+    struct fdr__route_lost *to = NULL;
+    if (l && fdr__cfg.test_no_rings != 2)
+        to = &((struct fdr__buf_hdr *)(void *)((char *)l -
+                                               offsetof(struct fdr__buf_hdr, ledger)))
+                  ->route_lost[i];
+    uint32_t dead = __atomic_load_n(&fdr__route_dead_max, __ATOMIC_RELAXED);
+    if (route_lost[i].shown && route_lost[i].shown != to) {
+        __atomic_store_n(&route_lost[i].shown->count, 0, __ATOMIC_RELEASE);
+        route_lost[i].shown = NULL;
+    }
+    if (!to)
+        return;
+    if (!route_lost[i].n || route_lost[i].route <= dead) {
+        __atomic_store_n(&to->count, 0, __ATOMIC_RELEASE);
+        route_lost[i].shown = NULL;
+        return;
+    }
+    __atomic_store_n(&to->count, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&to->route, route_lost[i].route - dead, __ATOMIC_RELAXED);
+    __atomic_store_n(&to->tid, route_lost[i].tid, __ATOMIC_RELAXED);
+    __atomic_store_n(&to->ts, route_lost[i].ts, __ATOMIC_RELAXED);
+    __atomic_store_n(&to->count, route_lost[i].n, __ATOMIC_RELEASE);
+    route_lost[i].shown = to;
+}
+
+/* Route lock held: entry i is done with (its count in a ring of the
+ * route, or its route ended). */
+static void lost_clear(unsigned i)
+{
+    route_lost[i].route = 0;
+    route_lost[i].n = 0;
+    lost_show(i);
+}
 
 /* Route lock held: the ring's route is a current one, or one announced
  * ahead of its ROUTE message (fdrd sends a route's rings first). */
@@ -471,8 +519,7 @@ static void carry_lost(struct fdr__buf *b)
     for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
         if (route_lost[i].route == b->route && route_lost[i].n) {
             carry_into(b, route_lost[i].n, route_lost[i].tid);
-            route_lost[i].route = 0;
-            route_lost[i].n = 0;
+            lost_clear(i);
         }
 }
 
@@ -536,8 +583,7 @@ static void take_lost(struct fdr__buf *b, int taken)
     for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
         if (route_lost[i].route == b->route) {
             __atomic_fetch_add(&b->hdr->nested, route_lost[i].n, __ATOMIC_RELAXED);
-            route_lost[i].route = 0;
-            route_lost[i].n = 0;
+            lost_clear(i);
         }
 }
 
@@ -582,6 +628,8 @@ void fdr__buf_route_lost(uint32_t route, uint64_t n, uint32_t tid)
         route_lost[i].route = route;
         route_lost[i].tid = tid;
         route_lost[i].n += n;
+        route_lost[i].ts = fdr__now();
+        lost_show(i);
         fdr__buf_low_hook(route);
     }
     pthread_mutex_unlock(&route_lock);
@@ -592,11 +640,10 @@ unsigned fdr__buf_lost_take(struct fdr__lost_count *out, unsigned max)
     unsigned k = 0;
     pthread_mutex_lock(&route_lock);
     for (unsigned i = 0; i < FDR__ROUTE_SLOTS && k < max; i++)
-        if (route_lost[i].n && route_live(route_lost[i].route)) {
+        if (route_lost[i].n && route_live(route_lost[i].route) && !route_lost[i].shown) {
             out[k++] = (struct fdr__lost_count){route_lost[i].route, route_lost[i].tid,
-                                                route_lost[i].n};
-            route_lost[i].route = 0;
-            route_lost[i].n = 0;
+                                                route_lost[i].n, route_lost[i].ts};
+            lost_clear(i);
         }
     pthread_mutex_unlock(&route_lock);
     return k;
@@ -673,6 +720,7 @@ void fdr__buf_set_route(unsigned slot, uint32_t route, int backfill)
     if (slot >= FDR__ROUTE_SLOTS)
         return;
     pthread_mutex_lock(&route_lock);
+    uint32_t prev = fdr__routes[slot];
     __atomic_store_n(&fdr__route_backfill[slot], backfill ? route : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fdr__routes[slot], route, __ATOMIC_RELEASE);
     if (route > route_last)
@@ -690,10 +738,20 @@ void fdr__buf_set_route(unsigned slot, uint32_t route, int backfill)
         }
     }
     /* Counts kept for routes that ended (no ring of theirs came): their
-     * traces have ended, and the entries would keep the slots. */
+     * traces have ended, and the entries would keep the slots; but one of
+     * a dead fdrd's route in this slot goes to the route that takes it,
+     * as its free rings' losses do (below). */
+    uint32_t dead = __atomic_load_n(&fdr__route_dead_max, __ATOMIC_RELAXED);
+    uint64_t carried = 0;
+    uint32_t carried_tid = 0;
     for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
-        if (route_lost[i].route && !route_live(route_lost[i].route))
-            route_lost[i].route = 0, route_lost[i].n = 0;
+        if (route_lost[i].route && !route_live(route_lost[i].route)) {
+            if (route_lost[i].route == prev && prev <= dead) {
+                carried += route_lost[i].n;
+                carried_tid = route_lost[i].tid;
+            }
+            lost_clear(i);
+        }
     __atomic_store_n(&fdr__route_gen, fdr__route_gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&route_lock);
     /* Free rings of a dead fdrd's route (threads that ended gave them
@@ -702,7 +760,7 @@ void fdr__buf_set_route(unsigned slot, uint32_t route, int backfill)
      * name of the ring's last thread: into a ring of the new route that
      * fdrd writes out (fdr__buf_route_lost), its rings being sent before
      * the route. */
-    uint32_t dead = __atomic_load_n(&fdr__route_dead_max, __ATOMIC_RELAXED);
+    fdr__buf_route_lost(route, carried, carried_tid);
     for (struct fdr__buf *b = old; b; b = b->next_free)
         if (b->route <= dead) {
             uint64_t lost = fdr__buf_dead_lost_hook(b);

@@ -135,7 +135,7 @@ void fdr__buf_route_lost(uint32_t route, uint64_t n, uint32_t tid);
  * LOST). Up to max, the number returned. */
 struct fdr__lost_count {
     uint32_t route, tid;
-    uint64_t n;
+    uint64_t n, ts; /* ts: of the last loss */
 };
 unsigned fdr__buf_lost_take(struct fdr__lost_count *out, unsigned max);
 /* Publishes, in fresh free ring b (route lock held, no thread writes it),

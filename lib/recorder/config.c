@@ -343,9 +343,14 @@ void fdr__config_load(void)
     }
     /* Tests only: every ring fdrd sends is closed unused, as if none had
      * come yet (what a thread loses to its route is then held by no ring:
-     * buffer.c, route_lost; daemon.c sends it to fdrd at exit). */
+     * buffer.c, route_lost, which fdrd sees in the process's first own
+     * ring); 2: nor is that shown to fdrd (as in a process that registered
+     * again after fdrd died), so the process sends it at exit (LOST). */
     const char *nr = getenv("FDR_TEST_NO_RINGS");
-    fdr__cfg.test_no_rings = nr && strcmp(nr, "1") == 0;
+    fdr__cfg.test_no_rings = !nr                    ? 0
+                             : strcmp(nr, "1") == 0 ? 1
+                             : strcmp(nr, "2") == 0 ? 2
+                                                    : 0;
     /* Tests only: SIGKILL in the middle of a thread's hand-over of its
      * past (after that many events of the copy, or before its mark). */
     const char *kh = getenv("FDR_TEST_KILL_HANDING");

@@ -540,7 +540,7 @@ static void send_lost(void)
         m.route = l[i].route - base;
         m.tid = l[i].tid;
         m.count = l[i].n;
-        m.ts = fdr__now();
+        m.ts = l[i].ts;
         if (send_msg(&m, sizeof m, FDR__MSG_LOST, ++seq) < 0)
             drop_connection();
     }

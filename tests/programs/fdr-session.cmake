@@ -246,9 +246,10 @@ fdr_prog_test(fdr-daemon-death death 300)
 fdr_prog_test(fdr-daemon-early early 900)
 
 # fdr-daemon-lost: a process that ends before any ring of its route came
-# (FDR_TEST_NO_RINGS: libfdr closes every ring fdrd sends) sends what its
-# threads lost to fdrd, which counts it in the trace: 2,000 of 2,000
-# events discarded (bt2), none made up without the hook.
+# (FDR_TEST_NO_RINGS: libfdr closes every ring fdrd sends) has what its
+# threads lost counted in the trace, exiting or killed (fdrd reads it in
+# its own ring) or sent at exit (LOST): 2,000 of 2,000 events discarded
+# (bt2) for each process, none made up without the hook.
 fdr_prog_test(fdr-daemon-lost lost 300)
 
 # fdr-daemon-start: a program started under fdrd takes fdrd's measure of its

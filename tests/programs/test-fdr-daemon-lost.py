@@ -18,9 +18,16 @@ as if none had come. `session-prog soak 4 500 exit` (FDR_EVENTS=-ses:*:
 its events are the route's only) waits for its route, records 500
 ses:tick on each of 4 threads and exits 0: the trace (bt2) holds that
 process, none of its events recorded and all 2,000 counted as discarded,
-and fdrd's log says so; 6 such processes at once, each counted. The
-same program without the hook: all 2,000 recorded, none discarded (the
-count is not made up).
+and fdrd's log says so once; 6 such processes at once, each counted.
+The count is in the process's first own ring, where fdrd reads it when
+the process ends (common/ring.h, route_lost): also after SIGKILL (`soak
+4 500 hang`, killed once it says "done"), and with the time of the count
+scribbled past any clock (`soak 4 500 late`): fdrd takes its own clock's
+instead, and the trace reads. FDR_TEST_NO_RINGS=2: not shown
+there (as in a process that registered again after fdrd died, which hands
+no own ring over): the process sends it at exit (LOST). The same program
+without the hook: all 2,000 recorded, none discarded (the count is not
+made up).
 
 fdrd read the LOST of a process that hung up with fdrd's last rings
 unread only when poll said "writable" with the hang-up: the socket reports
@@ -38,18 +45,33 @@ prog = sys.argv[5]
 THREADS, N = 4, 500
 
 s.start()
-# Several processes at once: fdrd is busier, and each run of the test
-# tries the end of a process that many times (see below).
-for name, hook, procs in (("norings", "1", 6), ("rings", "", 1)):
+# (name, FDR_TEST_NO_RINGS, processes at once, how each ends, where fdrd
+# finds the count). Several at once: fdrd is busier, and each run of the
+# test tries the end of a process that many times.
+PHASES = (("shown", "1", 6, "exit", "left in its own ring"),
+          ("killed", "1", 2, "hang", "left in its own ring"),
+          ("late", "1", 1, "late", "left in its own ring"),
+          ("sent", "2", 6, "exit", "sent at its end"),
+          ("rings", "", 1, "exit", None))
+for name, hook, procs, end, how in PHASES:
     out = h.early_trace(s, name)
     env = dict(s.env, FDR_EVENTS="-ses:*", FDR_TEST_NO_RINGS=hook)
-    ps = [subprocess.Popen([prog, "soak", str(THREADS), str(N), "exit"], env=env,
+    ps = [subprocess.Popen([prog, "soak", str(THREADS), str(N), end], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
           for _ in range(procs)]
+    if end == "hang":  # its threads have ended: SIGKILL, no exit handler
+        for p in ps:
+            c.check(p.stdout.readline().strip() == "done", "%s: soak said done" % name)
+            p.kill()
+    if end == "late":  # the count's time scribbled past any clock, then SIGKILL
+        for p in ps:
+            said = p.stdout.readline().split()
+            c.check(said[:1] == ["late"] and int(said[1]) >= 1,
+                    "%s: soak found no count to make late: %r" % (name, said))
     for p in ps:
         _, err = p.communicate(timeout=300)
-        c.check(p.returncode == 0, "%s: session-prog soak: exit %d, stderr %r" % (
-            name, p.returncode, err[-500:]))
+        c.check(p.returncode == (0 if end == "exit" else -9),
+                "%s: session-prog soak: exit %d, stderr %r" % (name, p.returncode, err[-500:]))
     ev, lost, dirs = h.early_finish(s, name, out)
     pids = sorted(set(ev) | set(lost))
     for pid in [p.pid for p in ps]:
@@ -61,10 +83,12 @@ for name, hook, procs in (("norings", "1", 6), ("rings", "", 1)):
                    % (name, pid, recorded, discarded, *want)):
             print("%s: process %d: %d events recorded, %d counted as discarded" % (
                 name, pid, recorded, discarded))
-        if hook:
-            c.check("(pid %d): %d events of thread" % (pid, THREADS * N) in s.log_text(),
-                    "fdrd's log does not say it counted the %d events of process %d"
-                    % (THREADS * N, pid))
+        line = "(pid %d): %d events of thread" % (pid, THREADS * N)
+        said = [x for x in s.log_text().splitlines() if line in x]
+        if how:
+            c.check(len(said) == 1 and "(%s)" % how in said[0],
+                    "%s: fdrd's log does not say once it counted the %d events of process "
+                    "%d (%s): %r" % (name, THREADS * N, pid, how, said))
     c.check(pids == sorted(p.pid for p in ps), "%s: processes in the trace %s, ran %s"
             % (name, pids, sorted(p.pid for p in ps)))
 c.finish()

@@ -113,7 +113,9 @@
  *   session-prog soak THREADS N END   (with FDR_EVENTS=-ses:*)
  *       once routed, THREADS threads each record N ses:tick (t, n); then
  *       END: "exit" exits 0; "segv" dies of a real SIGSEGV, "abrt" of
- *       abort(); "fork" forks a child that, once routed on its own,
+ *       abort(); "late" sets the time of each count its threads lost
+ *       to a route no ring held past any clock (prints "late K"), then
+ *       raise(SIGKILL); "fork" forks a child that, once routed on its own,
  *       records N ses:tick (t = 100, n) on one thread and exits 0, waited
  *       for (its pid printed first: "child PID"); "hang" prints "done" and
  *       waits to be killed (make soak)
@@ -766,6 +768,29 @@ static int soak(int nt, unsigned long n, const char *end)
         *soak_null = 1; /* a real fault, not raise() */
     if (strcmp(end, "abrt") == 0)
         abort();
+    if (strcmp(end, "late") == 0) {
+        /* The counts its threads lost to a route no ring held (common/
+         * ring.h, route_lost: 32 entries of route, tid, count, time from
+         * byte 3008 of an own ring), each given a time past any clock;
+         * then SIGKILL. */
+        FILE *f = fopen("/proc/self/maps", "r");
+        char *base;
+        size_t size;
+        int k = 0;
+        while (next_map(f, "fdr-buffer", &base, &size))
+            for (int i = 0; i < 32 && size >= 4096; i++) {
+                uint64_t *e = (uint64_t *)(void *)(base + 3008 + 24 * i);
+                if (e[1]) {
+                    e[2] = ~0ull;
+                    k++;
+                }
+            }
+        if (f)
+            fclose(f);
+        printf("late %d\n", k);
+        fflush(stdout);
+        raise(SIGKILL);
+    }
     if (strcmp(end, "fork") == 0) {
         pid_t pid = fork();
         if (pid == 0) {
@@ -1073,6 +1098,17 @@ int main(int argc, char **argv)
                 uint64_t v = (uint64_t)rand_r(&seed) << 33 | (uint64_t)rand_r(&seed);
                 if (rand_r(&seed) % 2)
                     memcpy(base + 64, &v, 8); /* produced */
+                /* Counts lost to a route no ring held (common/ring.h,
+                 * route_lost: 32 entries of route, tid, count, time from
+                 * byte 3008): routes 0-3 (its own among them), any count,
+                 * any time (fdrd takes none past its own clock). */
+                for (int k = rand_r(&seed) % 3; k > 0; k--) {
+                    uint32_t e[6];
+                    for (int j = 0; j < 6; j++)
+                        e[j] = (uint32_t)rand_r(&seed) * 2654435761u;
+                    e[0] %= 4;
+                    memcpy(base + 3008 + 24 * (size_t)(rand_r(&seed) % 32), e, sizeof e);
+                }
             }
             if (f)
                 fclose(f);
