@@ -24,6 +24,7 @@
 #ifndef FDR_COMMON_RING_H
 #define FDR_COMMON_RING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define FDR__BUF_MAGIC 0x46445242u /* "FDRB" */
@@ -106,6 +107,8 @@ struct fdr__buf_hdr {
     } route_lost[32];
 };
 _Static_assert(sizeof(struct fdr__buf_hdr) <= FDR__BUF_HEADER, "header page");
+/* Where tests scribble on it (tests/programs/progs/session-prog.c). */
+_Static_assert(offsetof(struct fdr__buf_hdr, route_lost) == 3008, "route_lost's place");
 
 /* CTF packet header + packet context, as laid out at the start of every
  * packet (docs/trace-format.md). Byte-aligned, native byte order. */
