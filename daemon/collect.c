@@ -64,12 +64,12 @@
 #include "common/classes.h"
 #include "common/committed.h"
 #include "common/drain.h"
-#include "fdr/internal/fastpath.h" /* fdr__now */
 #include "common/iter.h"
 #include "common/pattern.h"
 #include "common/pathwalk.h"
 #include "common/tracedir.h"
 #include "common/tsdl.h"
+#include "fdr/internal/fastpath.h" /* fdr__now */
 #include "fdr/version.h"
 #include "log.h"
 #include "server.h"
