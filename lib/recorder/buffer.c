@@ -436,9 +436,11 @@ static struct {
     uint32_t route;
     uint32_t tid;
     uint64_t n;
-    uint64_t ts;                   /* of the last loss */
-    struct fdr__route_lost *shown; /* where fdrd sees it (lost_show), or NULL */
-} route_lost[FDR__ROUTE_SLOTS];
+    uint64_t ts;                          /* of the last loss */
+    struct fdr__route_lost *shown;        /* where fdrd sees it (lost_show), or NULL */
+} route_lost[FDR__ROUTE_SLOTS] FDR__COLD; /* 1 KiB start-up never touches */
+static int route_lost_used;               /* an entry was ever kept: else the exit and a
+                                           * fork's child do not touch the array's page */
 
 /* Route lock held: entry i of route_lost as fdrd sees it, in the first own
  * ring it holds (common/ring.h, route_lost; fdrd reads it however the
@@ -629,6 +631,7 @@ void fdr__buf_route_lost(uint32_t route, uint64_t n, uint32_t tid)
         route_lost[i].tid = tid;
         route_lost[i].n += n;
         route_lost[i].ts = fdr__now();
+        route_lost_used = 1;
         lost_show(i);
         fdr__buf_low_hook(route);
     }
@@ -639,7 +642,7 @@ unsigned fdr__buf_lost_take(struct fdr__lost_count *out, unsigned max)
 {
     unsigned k = 0;
     pthread_mutex_lock(&route_lock);
-    for (unsigned i = 0; i < FDR__ROUTE_SLOTS && k < max; i++)
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS && k < max && route_lost_used; i++)
         if (route_lost[i].n && route_live(route_lost[i].route) && !route_lost[i].shown) {
             out[k++] = (struct fdr__lost_count){route_lost[i].route, route_lost[i].tid,
                                                 route_lost[i].n, route_lost[i].ts};
@@ -847,5 +850,7 @@ void fdr__buf_forget_all(void)
     free_list = spare = NULL;
     fdr__buf_ledger = NULL; /* the parent's, unmapped above */
     held = 0;
-    memset(route_lost, 0, sizeof route_lost);
+    if (route_lost_used)
+        memset(route_lost, 0, sizeof route_lost);
+    route_lost_used = 0;
 }

@@ -50,9 +50,11 @@ static size_t n_sites, cap_sites;
 
 /* Process-local: hash of (provider, event) -> first class id with it.
  * One page of heads: chains of 8 at the most classes, looked up only when
- * a site registers; a larger table costs a page fault per class at start. */
+ * a site registers; a larger table costs a page fault per class at start.
+ * From a page of its own: one that straddled two (as the cold arrays
+ * before it grew) cost a one-event program two faults, not one. */
 #define HASH_SIZE 2048
-static FDR__COLD uint16_t hash_head[HASH_SIZE];
+static FDR__COLD_PAGE uint16_t hash_head[HASH_SIZE];
 static FDR__COLD uint16_t hash_next[FDR__MAX_CLASSES + 1];
 
 /* Known module ranges of the fdr_sites section. */
