@@ -454,6 +454,16 @@ static void lane_close(const struct fdr__writer *w, struct fdr__lane *l, uint64_
 static char *lane_room(const struct fdr__writer *w, struct fdr__lane *l, size_t total,
                        uint64_t now);
 
+/* Whether lane l's open packet has room for `total` more bytes and holds
+ * the time `now` (fastpath.h, FDR__TS_SPAN): what an event copied into
+ * another trace costs when it does, inlined in lanes_copy (4 traces:
+ * every event three times). */
+static inline int lane_fits(const struct fdr__lane *l, size_t total, uint64_t now)
+{
+    return (size_t)(l->tail - l->pos) >= total &&
+           (now < l->floor ? l->floor : now) < l->limit;
+}
+
 /* Closes lane l's packet, then reports in a packet of this thread the
  * discards counted since it was opened: the next packet of the ring may
  * be another thread's (the ring passes on at this thread's end), and a
@@ -477,8 +487,7 @@ static char *lane_room(const struct fdr__writer *w, struct fdr__lane *l, size_t 
     if (total > FDR__PKT_ROOM(l->buf->geom.packet_size))
         return NULL;
     if (l->pkt) {
-        if ((size_t)(lane_tail(l) - l->pos) >= total &&
-            (now < l->floor ? l->floor : now) < l->pkt->ts_begin + FDR__TS_SPAN)
+        if (lane_fits(l, total, now))
             return l->pos;
         lane_close(w, l, now);
     }
@@ -513,7 +522,37 @@ static char *lane_room(const struct fdr__writer *w, struct fdr__lane *l, size_t 
     fill_header(w, l->buf, p, h->produced, now, discarded);
     mark_opened(l->buf);
     l->pos = (char *)(p + 1);
+    l->limit = now + FDR__TS_SPAN; /* fill_header's ts_begin: not reread from the ring */
     return l->pos;
+}
+
+/* The first and the last `width` bytes of [s, s + len) to d, len >= width:
+ * with `width` a constant, plain moves and no call. */
+static inline __attribute__((always_inline)) void move_ends(char *d, const char *s,
+                                                            size_t len, size_t width)
+{
+    unsigned char head[32], tail[32];
+    memcpy(head, s, width);
+    memcpy(tail, s + len - width, width);
+    memcpy(d, head, width);
+    memcpy(d + len - width, tail, width);
+}
+
+/* memcpy for an event of `len` >= FDR__EVENT_HEADER_SIZE bytes, with no
+ * call for the small ones (two ints: 14 bytes, int + double + 16-byte
+ * string: 35), which the copies into other traces are. */
+static inline void copy_event(char *d, const char *s, size_t len)
+{
+    if (len < 8)
+        move_ends(d, s, len, 4);
+    else if (len <= 16)
+        move_ends(d, s, len, 8);
+    else if (len <= 32)
+        move_ends(d, s, len, 16);
+    else if (len <= 64)
+        move_ends(d, s, len, 32);
+    else
+        memcpy(d, s, len);
 }
 
 /* Copies the event [start, end) of time `now` into the lanes of `sel`. */
@@ -523,12 +562,12 @@ static void lanes_copy(struct fdr__writer *w, uint32_t sel, const char *start,
     size_t len = (size_t)(end - start);
     for (; sel; sel &= sel - 1) {
         struct fdr__lane *l = &w->lane[__builtin_ctz(sel)];
-        char *p = lane_room(w, l, len, now);
+        char *p = l->pkt && lane_fits(l, len, now) ? l->pos : lane_room(w, l, len, now);
         if (!p) {
             l->buf->hdr->discarded++;
             continue;
         }
-        memcpy(p, start, len);
+        copy_event(p, start, len);
         if (now < l->floor) {
             uint32_t low = (uint32_t)l->floor;
             memcpy(p + 2, &low, 4);

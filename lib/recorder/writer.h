@@ -20,6 +20,7 @@ struct fdr__lane {
     char *pos;
     char *tail;     /* the open packet's tail (lane_room): no loads through buf */
     uint64_t floor; /* the ring's time when it was opened: no event before */
+    uint64_t limit; /* the open packet's ts_begin + FDR__TS_SPAN (lane_fits) */
 };
 
 struct fdr__writer {
