@@ -436,6 +436,11 @@ static struct {
     uint32_t route;
     uint32_t tid;
     uint64_t n;
+    /* Events of threads waiting for a ring of the route, recorded into
+     * their own rings (fdrd does not hold them) to be handed over when one
+     * comes: shown with n, so that a kill meanwhile counts them
+     * (fdr__buf_route_pending). */
+    uint64_t pending;
     uint64_t ts;                          /* of the last loss */
     struct fdr__route_lost *shown;        /* where fdrd sees it (lost_show), or NULL */
 } route_lost[FDR__ROUTE_SLOTS] FDR__COLD; /* 1 KiB start-up never touches */
@@ -464,7 +469,8 @@ static void lost_show(unsigned i)
     }
     if (!to)
         return;
-    if (!route_lost[i].n || route_lost[i].route <= dead) {
+    uint64_t count = route_lost[i].n + route_lost[i].pending;
+    if (!count || route_lost[i].route <= dead) {
         __atomic_store_n(&to->count, 0, __ATOMIC_RELEASE);
         route_lost[i].shown = NULL;
         return;
@@ -473,17 +479,39 @@ static void lost_show(unsigned i)
     __atomic_store_n(&to->route, route_lost[i].route - dead, __ATOMIC_RELAXED);
     __atomic_store_n(&to->tid, route_lost[i].tid, __ATOMIC_RELAXED);
     __atomic_store_n(&to->ts, route_lost[i].ts, __ATOMIC_RELAXED);
-    __atomic_store_n(&to->count, route_lost[i].n, __ATOMIC_RELEASE);
+    __atomic_store_n(&to->count, count, __ATOMIC_RELEASE);
     route_lost[i].shown = to;
 }
 
-/* Route lock held: entry i is done with (its count in a ring of the
- * route, or its route ended). */
+/* Route lock held: entry i's kept count is done with (in a ring of the
+ * route now); what waiting threads hold (pending) stays shown. */
 static void lost_clear(unsigned i)
 {
-    route_lost[i].route = 0;
     route_lost[i].n = 0;
+    if (!route_lost[i].pending)
+        route_lost[i].route = 0;
     lost_show(i);
+}
+
+/* Route lock held: the entry of `route`, else the first free one, else
+ * FDR__ROUTE_SLOTS. */
+static unsigned lost_find(uint32_t route)
+{
+    unsigned free = FDR__ROUTE_SLOTS;
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
+        if (route_lost[i].route == route)
+            return i;
+        if (!route_lost[i].route && free == FDR__ROUTE_SLOTS)
+            free = i;
+    }
+    return free;
+}
+
+/* Route lock held: entry i's route ended, nothing can reach its trace. */
+static void lost_drop(unsigned i)
+{
+    route_lost[i].pending = 0;
+    lost_clear(i);
 }
 
 /* Route lock held: the ring's route is a current one, or one announced
@@ -594,9 +622,7 @@ void fdr__buf_route_lost(uint32_t route, uint64_t n, uint32_t tid)
     if (!route || !n)
         return;
     pthread_mutex_lock(&route_lock);
-    unsigned i = 0;
-    while (i < FDR__ROUTE_SLOTS && route_lost[i].route && route_lost[i].route != route)
-        i++;
+    unsigned i = lost_find(route);
     /* Into a ring of the route that fdrd will write out, whether or not a
      * thread ever takes one again: a free one that has published a packet
      * (its next packet reports the count, or fdrd when the route or the
@@ -634,6 +660,35 @@ void fdr__buf_route_lost(uint32_t route, uint64_t n, uint32_t tid)
         route_lost_used = 1;
         lost_show(i);
         fdr__buf_low_hook(route);
+    }
+    pthread_mutex_unlock(&route_lock);
+}
+
+void fdr__buf_route_pending(uint32_t route, int64_t delta, uint32_t tid)
+{
+    if (!route || !delta)
+        return;
+    pthread_mutex_lock(&route_lock);
+    unsigned i = lost_find(route);
+    if (i < FDR__ROUTE_SLOTS && route_lost[i].route == route) {
+        uint64_t d = delta < 0 ? (uint64_t)-delta : 0;
+        route_lost[i].pending =
+            delta > 0 ? route_lost[i].pending + (uint64_t)delta
+                      : (route_lost[i].pending > d ? route_lost[i].pending - d : 0);
+    } else if (i < FDR__ROUTE_SLOTS && delta > 0 && route_live(route)) {
+        route_lost[i].route = route;
+        route_lost[i].pending = (uint64_t)delta;
+        route_lost_used = 1;
+    } else
+        i = FDR__ROUTE_SLOTS; /* an ended route's: nothing to show */
+    if (i < FDR__ROUTE_SLOTS) {
+        if (delta > 0) {
+            route_lost[i].tid = tid;
+            route_lost[i].ts = fdr__now();
+        }
+        if (!route_lost[i].n && !route_lost[i].pending)
+            route_lost[i].route = 0;
+        lost_show(i);
     }
     pthread_mutex_unlock(&route_lock);
 }
@@ -753,7 +808,7 @@ void fdr__buf_set_route(unsigned slot, uint32_t route, int backfill)
                 carried += route_lost[i].n;
                 carried_tid = route_lost[i].tid;
             }
-            lost_clear(i);
+            lost_drop(i);
         }
     __atomic_store_n(&fdr__route_gen, fdr__route_gen + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&route_lock);

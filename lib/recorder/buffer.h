@@ -138,6 +138,13 @@ struct fdr__lost_count {
     uint64_t n, ts; /* ts: of the last loss */
 };
 unsigned fdr__buf_lost_take(struct fdr__lost_count *out, unsigned max);
+/* Events a thread waiting for a ring of `route` recorded into its own
+ * ring, which fdrd does not hold, to hand them over when a ring comes
+ * (writer.c): delta more (or fewer, once handed over or counted) shown
+ * beside the route's kept count, where fdrd reads it however the process
+ * ends. A kill between a hand-over and its -delta counts them twice,
+ * never not at all. */
+void fdr__buf_route_pending(uint32_t route, int64_t delta, uint32_t tid);
 /* Publishes, in fresh free ring b (route lock held, no thread writes it),
  * the empty packet 0 of its stream and a header-only packet reporting its
  * count (nested), both in the name of thread tid (writer.c,

@@ -736,6 +736,51 @@ static void want_count(struct fdr__writer *w, uint32_t sel, int in_own)
         w->want_lost[__builtin_ctz(u)]++;
 }
 
+static int fdrd_copies(const struct fdr__writer *w, unsigned i);
+
+/* Slot i's pending events handed over or counted (or its route gone):
+ * no longer shown. After the hand-over: a kill in between counts them
+ * twice, never not at all. */
+static void pending_settle_slot(struct fdr__writer *w, unsigned i)
+{
+    fdr__buf_route_pending(w->pending_route[i], -(int64_t)w->pending[i],
+                           (uint32_t)w->tid);
+    w->pending[i] = 0;
+}
+
+/* An event for the slots of `sel` that wait for a ring, recorded into the
+ * own ring (in_own) or counted in want_lost: both in memory fdrd does not
+ * read, so a kill before the ring comes lost it uncounted (a program
+ * SIGKILLed while 4 of its 8 threads waited: 400 of 800 events neither
+ * recorded nor counted). Shown to fdrd beside the route's kept count
+ * (buffer.c, fdr__buf_route_pending) until handed over. Not for a slot
+ * whose past fdrd copies from the own ring it holds (fdrd_copies). */
+static void pending_add(struct fdr__writer *w, uint32_t sel, int in_own)
+{
+    for (uint32_t u = sel & w->route_wanting; u; u &= u - 1) {
+        unsigned i = (unsigned)__builtin_ctz(u);
+        if (in_own && fdrd_copies(w, i))
+            continue;
+        uint32_t route = __atomic_load_n(&fdr__routes[i], __ATOMIC_ACQUIRE);
+        if (w->pending[i] && w->pending_route[i] != route)
+            pending_settle_slot(w, i);
+        fdr__buf_route_pending(route, 1, (uint32_t)w->tid);
+        w->pending_route[i] = route;
+        w->pending[i]++;
+    }
+}
+
+/* The slots not in `waiting` (their ring came and took what they held,
+ * or their route ended or changed) settle their pending events. */
+static void pending_settle(struct fdr__writer *w, uint32_t waiting)
+{
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
+        if (w->pending[i] &&
+            !((waiting >> i & 1) &&
+              w->pending_route[i] == __atomic_load_n(&fdr__routes[i], __ATOMIC_ACQUIRE)))
+            pending_settle_slot(w, i);
+}
+
 /* Moves w to the rings of the current routes (buffer.c), or back to its
  * own ring: its thread only, in the slow path. The primary (lowest) slot's
  * ring becomes w->buf, the fast path's; the other slots' rings are lanes.
@@ -859,6 +904,7 @@ static void reroute(struct fdr__writer *w, uint64_t now)
         backfill(w, 1u << i, w->want_since[i], w->want_d0[i], 0);
         lane_report(w, &w->lane[i], now);
     }
+    pending_settle(w, w->route_wanting); /* after the hand-overs above */
     unsigned ps = on ? (unsigned)__builtin_ctz(on) : 0;
     /* FDR_OUTPUT (registry.c, compute_state): the own ring stays primary. */
     if (on && w->lane[ps].buf && !fdr__cfg.output[0]) {
@@ -1535,8 +1581,15 @@ hold_wait:
         /* Those with a lane here, and the count of those waiting for
          * one, once make_room has moved the thread (a ring that came is
          * handed what the own ring holds, not this event yet). */
-        if (w->route_wanting)
+        if (w->route_wanting) {
             want_count(w, all, w->buf == w->local);
+            pending_add(w, __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED),
+                        w->buf == w->local);
+            /* Each event comes here while a slot waits with the own ring
+             * primary: the fast path would record it unshown. */
+            if (w->buf == w->local)
+                __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
+        }
         if (!p) {
             count_discarded(w);
             *why = -ENOSPC;
@@ -1545,8 +1598,10 @@ hold_wait:
             p = w->scratch; /* still printed or copied */
         }
     } else {
-        if (w->route_wanting)
+        if (w->route_wanting) {
             want_count(w, all, 0);
+            pending_add(w, all, 0);
+        }
         if (total > SCRATCH_SIZE) {
             *why = -E2BIG;
             goto out;
@@ -1606,8 +1661,10 @@ void fdr__commit_multi(struct fdr__site *s, char *end, char *tail)
         memcpy(&low, start + 2, 4);
         lanes_copy(w, all & w->lanes_on, start, end, fdr__ts_full(w->pkt->ts_begin, low));
     }
-    if (w && w->route_wanting)
+    if (w && w->route_wanting) {
         want_count(w, all, w->buf == w->local);
+        pending_add(w, all, w->buf == w->local);
+    }
     fdr__commit(end, tail);
 }
 
@@ -1712,6 +1769,7 @@ static void want_at_exit(struct fdr__writer *w)
             __atomic_load_n(&fdr__routes[__builtin_ctz(u)], __ATOMIC_ACQUIRE),
             w->want_lost[__builtin_ctz(u)], (uint32_t)w->tid);
     __atomic_store_n(&w->route_wanting, 0, __ATOMIC_RELAXED);
+    pending_settle(w, 0); /* counted above, or left for fdrd to copy */
 }
 
 static void thread_exit(void)

@@ -57,6 +57,11 @@ struct fdr__writer {
     uint64_t want_since[FDR__ROUTE_SLOTS];
     uint64_t want_d0[FDR__ROUTE_SLOTS];
     uint64_t want_lost[FDR__ROUTE_SLOTS];
+    /* Of those, the events recorded into its own ring while fdrd does not
+     * hold it, shown to fdrd until handed over (writer.c, pending_add),
+     * and the route they were shown for. */
+    uint64_t pending[FDR__ROUTE_SLOTS];
+    uint32_t pending_route[FDR__ROUTE_SLOTS];
     /* Events of the dead fdrd's ring it left in a slot (daemon.c: fdrd
      * died), put in the count of the slot's next ring. */
     uint64_t carry[FDR__ROUTE_SLOTS];
