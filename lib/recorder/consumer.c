@@ -170,6 +170,11 @@ void fdr__consumer_kick(void)
         futex_wake(&doorbell);
 }
 
+int fdr__consumer_asleep(void)
+{
+    return (int)__atomic_load_n(&doorbell, __ATOMIC_ACQUIRE);
+}
+
 static void report(const char *what, int err)
 {
     if (!failed)

@@ -9,6 +9,9 @@ int fdr__consumer_start(void);
 void fdr__consumer_stop(void);
 void fdr__consumer_forget(void); /* forked child: no thread */
 void fdr__consumer_kick(void);
+/* 1 while the consumer thread sleeps until a kick (or FDR_FLUSH_MS), its
+ * pass done: tests that run the consumer by hand wait for this first. */
+int fdr__consumer_asleep(void);
 /* Writes out every complete packet now. With flush (fdr_flush, exit) it
  * also rewrites the metadata (its clock calibration improves with time)
  * and returns -EIO for a write that failed since the last flush, in this

@@ -26,7 +26,8 @@
  *     and must write the ring out and carry again (init.c's
  *     carry_all_discards): reported == discarded when fdr_flush returns.
  *
- * Nothing depends on time: the consumer runs only when the test lets it. */
+ * Nothing depends on time: the consumer runs only when the test lets it
+ * (the test starts once its first pass is done and it sleeps). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@
 #include "check.h"
 #include "common/ring.h"
 #include "recorder/buffer.h"
+#include "recorder/consumer.h"
 #include "recorder/writer.h"
 
 #define EVENTS 20000 /* 4 packets of 4 KiB hold about 1,000 */
@@ -112,6 +114,9 @@ int main(int argc, char **argv)
     real = fdr__writer_hooks;
     fdr__writer_hooks.kick = test_kick;
     fdr__writer_hooks.drain = test_drain;
+    /* The consumer's first pass (it may start late on a busy machine)
+     * would make room no kick asked for: the test begins once it sleeps. */
+    WAIT_UNTIL(fdr__consumer_asleep(), "the consumer thread's first pass and sleep");
 
     /* exit */
     pthread_t t;
