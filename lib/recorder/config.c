@@ -362,6 +362,11 @@ void fdr__config_load(void)
         else
             fdr__cfg.test_kill_handing = v;
     }
+    /* Tests only: a thread whose own ring is full waits, between its look
+     * at the routes and the opening of its next packet, until the
+     * registration window ends (writer.c, make_room). */
+    const char *rw = getenv("FDR_TEST_REUSE_WAIT");
+    fdr__cfg.test_reuse_wait = rw && strcmp(rw, "1") == 0;
     crash_load();
     snapshot_load();
 }

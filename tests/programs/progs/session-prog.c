@@ -55,9 +55,11 @@
  *       main prints "ready", then per line of stdin records ses:mark (t =
  *       gain, n = the line's number, from 1) and prints "marked N"; at end
  *       of input stops the thread and exits 0
- *   session-prog storm THREADS
+ *   session-prog storm THREADS [tick]
  *       THREADS threads record ses:tick and ses:rare (t, n) without pause
- *       until the end of input; prints "ready" once they run
+ *       until the end of input; prints "ready" once they run; with
+ *       "tick", ses:tick alone, and at the end "t N" for each thread (N
+ *       events recorded, n = 0..N-1)
  *   session-prog waiters THREADS N   (with FDR_EVENTS=-ses:*)
  *       once routed, at the line "go" starts THREADS threads (at most 16)
  *       one after the other: each records N ses:tick (t, n = 0..N-1) and
@@ -195,13 +197,19 @@ static void wait_routed(void)
         usleep(1000);
 }
 
+static int storm_tick;                /* storm ... tick: ses:tick alone */
+static unsigned long storm_count[16]; /* events per thread, with tick */
+
 static void *storm(void *arg)
 {
     int t = (int)(intptr_t)arg;
-    for (unsigned long n = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); n++) {
+    unsigned long n = 0;
+    for (; !__atomic_load_n(&stop, __ATOMIC_RELAXED); n++) {
         fdr_trace(ses, tick, "t=%d n=%lu", t, n);
-        fdr_trace(ses, rare, "t=%d n=%lu", t, n);
+        if (!storm_tick)
+            fdr_trace(ses, rare, "t=%d n=%lu", t, n);
     }
+    storm_count[t] = n;
     return NULL;
 }
 
@@ -1208,11 +1216,13 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && strcmp(argv[1], "steer") == 0)
         return steer();
-    if (argc == 3 && strcmp(argv[1], "storm") == 0) {
+    if ((argc == 3 || (argc == 4 && strcmp(argv[3], "tick") == 0)) &&
+        strcmp(argv[1], "storm") == 0) {
         int nt = atoi(argv[2]);
         pthread_t th[16];
         if (nt < 1 || nt > 16)
             return 2;
+        storm_tick = argc == 4;
         for (int t = 0; t < nt; t++)
             pthread_create(&th[t], NULL, storm, (void *)(intptr_t)t);
         puts("ready");
@@ -1222,6 +1232,8 @@ int main(int argc, char **argv)
         __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
         for (int t = 0; t < nt; t++)
             pthread_join(th[t], NULL);
+        for (int t = 0; t < nt && storm_tick; t++)
+            printf("%d %lu\n", t, storm_count[t]);
         return 0;
     }
     if (argc == 5 && strcmp(argv[1], "pipe") == 0)
