@@ -1286,11 +1286,6 @@ static void grow_routed(struct fdr__writer *w)
     w->buf = w->lane[w->pslot - 1].buf = b;
 }
 
-/* Finds room for `total` bytes in the current packet, switching packets if
- * needed. Returns the write position (and in *tail the packet's tail) or
- * NULL (event discarded). `end` may have been pulled down while the packet
- * is open (section.c): room is measured against the tail, and `end` set
- * again. */
 /* FDR_TEST_REUSE_WAIT (tests only): a thread whose own ring is full
  * waits here, past its look at the routes, until the registration window
  * ends (or 60 s), and says so on stderr, once per thread. */
@@ -1312,6 +1307,11 @@ static void reuse_wait(void)
     }
 }
 
+/* Finds room for `total` bytes in the current packet, switching packets if
+ * needed. Returns the write position (and in *tail the packet's tail) or
+ * NULL (event discarded). `end` may have been pulled down while the packet
+ * is open (section.c): room is measured against the tail, and `end` set
+ * again. */
 static char *make_room(struct fdr__writer *w, size_t total, uint64_t *nowp, char **tail)
 {
     uint64_t now = *nowp;
@@ -1704,7 +1704,7 @@ commit_multi_rest(uint32_t all, uint32_t sel, char *end, char *tail, uint64_t no
  * a site whose state was not simply "record" when the event began. The
  * common case, an event copied into the open packets of other traces, is
  * lanes_copy's loop inlined with no call (docs/performance.md, section
- * 17: 2 traces 18.67 -> 17.83 ns, 4 traces 23.80 -> 21.5 on the Intel
+ * 17: 2 traces 18.66 -> 17.83 ns, 4 traces 23.70 -> 21.66 on the Intel
  * Xeon guest). */
 void fdr__commit_multi(struct fdr__site *s, char *end, char *tail)
 {
