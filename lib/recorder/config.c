@@ -347,10 +347,14 @@ void fdr__config_load(void)
      * ring); 2: nor is that shown to fdrd (as in a process that registered
      * again after fdrd died), so the process sends it at exit (LOST). */
     const char *nr = getenv("FDR_TEST_NO_RINGS");
-    fdr__cfg.test_no_rings = !nr                    ? 0
+    fdr__cfg.test_no_rings = !nr || !*nr            ? 0
                              : strcmp(nr, "1") == 0 ? 1
                              : strcmp(nr, "2") == 0 ? 2
-                                                    : 0;
+                                                    : -1;
+    if (fdr__cfg.test_no_rings < 0) {
+        fdr__warn("FDR_TEST_NO_RINGS=\"%s\" is not valid (1 or 2); using off", nr);
+        fdr__cfg.test_no_rings = 0;
+    }
     /* Tests only: SIGKILL in the middle of a thread's hand-over of its
      * past (after that many events of the copy, or before its mark). */
     const char *kh = getenv("FDR_TEST_KILL_HANDING");
@@ -367,6 +371,8 @@ void fdr__config_load(void)
      * registration window ends (writer.c, make_room). */
     const char *rw = getenv("FDR_TEST_REUSE_WAIT");
     fdr__cfg.test_reuse_wait = rw && strcmp(rw, "1") == 0;
+    if (rw && *rw && !fdr__cfg.test_reuse_wait)
+        fdr__warn("FDR_TEST_REUSE_WAIT=\"%s\" is not valid (1); using off", rw);
     crash_load();
     snapshot_load();
 }
