@@ -69,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -682,6 +683,11 @@ spawn_child(void *arg)
     for (unsigned i = 0; i < sizeof a->fds / sizeof a->fds[0]; i++)
         if (a->fds[i] >= 0)
             syscall(SYS_fcntl, a->fds[i], F_SETFD, 0);
+    /* Before the exec, so that the exec and the loader are niced too
+     * (drainer.h, FDR__DRAIN_NICE), and out of the program's process
+     * group and session from its first instruction (drainer.c, setsid). */
+    syscall(SYS_setpriority, PRIO_PROCESS, 0, FDR__DRAIN_NICE);
+    syscall(SYS_setsid);
     for (unsigned i = 0; i < sizeof a->exes / sizeof a->exes[0] && a->exes[i] >= 0; i++) {
         syscall(SYS_execveat, a->exes[i], "", a->argv, env, AT_EMPTY_PATH);
         *a->err = errno;

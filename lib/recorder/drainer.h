@@ -40,6 +40,16 @@ struct fdr__drain_page {
 #define FDR__DRAIN_SHARED_SIZE                                                           \
     (FDR__DRAIN_STATES_AT + (uint64_t)FDR__OUT_STATES * sizeof(struct fdr__out_state))
 
+/* The helper's nice value, set before its exec. It has nothing to do
+ * while the program lives, yet its exec and loader (about 0.7 ms of CPU)
+ * ran beside the program's start on a 2-vCPU guest and made the start
+ * 1.03-1.14 ms later than without it; at nice 19 0.32-0.44 ms (nice 5 or
+ * 10 did not help: docs/performance.md, section 18). The price: once the
+ * program is killed, the helper writes its rings with the share of a
+ * nice-19 process where the CPUs are busy (never none: it is not
+ * SCHED_IDLE). An unprivileged process cannot undo a nice, so it stays. */
+#define FDR__DRAIN_NICE 19
+
 /* The first argument of fdr-drain: a helper of another build (an
  * installed one older than the library) refuses to start. */
 #define FDR__DRAIN_TAG_STR2(x) #x
