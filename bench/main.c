@@ -529,6 +529,16 @@ static int driver_main(const options *o)
         }
     }
 
+    /* Read: the per-event traces go before the sections, whose rows write
+     * to the same disk. Kept, their 1.7 GB still waiting to be written
+     * back made fdrd's row of the daemon section discard 48 % of its events
+     * (and cost 1.8 x the embedded one, whose trace happened to be written
+     * below the kernel's background threshold): 6 % and 1.02 x without them. */
+    if (!o->keep_traces) {
+        nftw(fdr_out, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        nftw(dout, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+
     /* The other sections need the session daemon but not this session
      * (whose events would be recorded twice). */
     pid_t our_sessiond = ls.our_sessiond;

@@ -570,14 +570,19 @@ static int print_speed(const bench_sections_ctx *c)
 
 /* ---- through fdrd (issue 13) ---------------------------------------------- */
 
-/* fdr ARGS... (NULL-terminated, at most 9) with fdrd's run directory. */
+/* fdr ARGS... (NULL-terminated, at most 9) with fdrd's run directory;
+ * the caller's FDR_RUNDIR is left as it was (unset after, the programs
+ * the daemon section runs next found no fdrd and recorded nothing). */
 static int fdr_cmd(const char *bindir, const char *rundir, const char *const *args)
 {
-    char exe[PATH_MAX], fdrd[PATH_MAX], out[4096];
+    char exe[PATH_MAX], fdrd[PATH_MAX], out[4096], was[PATH_MAX] = "";
     snprintf(exe, sizeof exe, "%s/../programs/fdr/fdr", bindir);
     snprintf(fdrd, sizeof fdrd, "%s/../daemon/fdrd", bindir);
     if (access(fdrd, X_OK) != 0)
         return -1;
+    const char *w = getenv("FDR_RUNDIR");
+    if (w)
+        snprintf(was, sizeof was, "%s", w);
     setenv("FDR_RUNDIR", rundir, 1);
     setenv("FDR_FDRD", fdrd, 1);
     const char *argv[11] = {exe};
@@ -585,7 +590,10 @@ static int fdr_cmd(const char *bindir, const char *rundir, const char *const *ar
         argv[i + 1] = args[i];
     int rc = bench_run_cmd(argv, out, sizeof out);
     unsetenv("FDR_FDRD");
-    unsetenv("FDR_RUNDIR");
+    if (w)
+        setenv("FDR_RUNDIR", was, 1);
+    else
+        unsetenv("FDR_RUNDIR");
     if (rc != 0)
         fprintf(stderr, "fdr-bench: fdr %s %s: exit %d: %.300s\n", args[0], args[1], rc,
                 out);
@@ -614,6 +622,22 @@ void bench_fdrd_stop(const char *rundir)
         kill((pid_t)pid, SIGTERM);
 }
 
+/* d as a percentage of d + r (0 when both are 0). */
+static double percent(unsigned long long d, unsigned long long r)
+{
+    return d + r ? 100.0 * (double)d / (double)(d + r) : 0;
+}
+
+/* A started discard trace "bench" of fdrd in `out` (removed first), for
+ * bench:*. 0, or 1 when one of the three fdr commands failed. */
+static int daemon_trace(const bench_sections_ctx *c, const char *rundir, const char *out)
+{
+    rm_tree(c, out);
+    return bench_fdr(c->bindir, rundir, "create", "bench", "-o", out, NULL) != 0 ||
+           bench_fdr(c->bindir, rundir, "enable", "bench", "bench:*", NULL, NULL) != 0 ||
+           bench_fdr(c->bindir, rundir, "start", "bench", NULL, NULL, NULL) != 0;
+}
+
 /* Start-up and per-event cost of a program recording into a started fdrd
  * trace, side by side with the embedded mode, and 8 programs x 2 threads
  * through one fdrd (next to LTTng-UST, one per-UID session). */
@@ -630,9 +654,7 @@ static int daemon_rows(const bench_sections_ctx *c)
     snprintf(emb, sizeof emb, "%s/daemon-embedded", c->tmpdir);
     mkdir(rundir, 0700);
     env_reset();
-    if (bench_fdr(c->bindir, rundir, "create", "bench", "-o", out, NULL) != 0 ||
-        bench_fdr(c->bindir, rundir, "enable", "bench", "bench:*", NULL, NULL) != 0 ||
-        bench_fdr(c->bindir, rundir, "start", "bench", NULL, NULL, NULL) != 0)
+    if (daemon_trace(c, rundir, out) != 0)
         return 1;
     int bad = 0, reps = c->quick ? 3 : 11;
     unsigned long long n = c->quick ? 200000 : 20000000;
@@ -642,12 +664,33 @@ static int daemon_rows(const bench_sections_ctx *c)
      * events of one thread (ns per event, start and flush included). */
     double first[3][64], per[3][64], sfault[3][64], scpu[3][64];
     int gf[3] = {0}, gp[3] = {0};
+    unsigned long long recorded[3] = {0}, discarded[3] = {0};
     static const char *const names[] = {"floor", "fdr-discard", "fdr-daemon"};
     for (int r = 0; r < reps; r++)
         for (int k = 0; k < 3; k++) {
             env_reset();
+            /* fdrd's runs each have a trace of their own, as the embedded
+             * ones have: the traces of earlier runs, kept, were written
+             * back to disk under the later ones (dirty pages past the
+             * kernel's background ratio: 11 runs x 280 MB), which the
+             * embedded traces, removed each time, never were (run 1 13.4
+             * ns per event, the next ones 21-24, Intel guest). */
+            if (k == 2 && r > 0 && daemon_trace(c, rundir, out) != 0)
+                bad++;
             if (k == 2)
                 setenv("FDR_RUNDIR", rundir, 1);
+            if (k == 1)
+                setenv("FDR_OUTPUT", emb, 1);
+            const char *em[] = {"emit", "two_ints", "1", nn, "0", NULL};
+            if (run_load(c, k ? "fdr" : "none", em, o, sizeof o, NULL) == 0 &&
+                out_value(o, "elapsed_ns") > 0)
+                per[k][gp[k]++] = out_value(o, "elapsed_ns") / (double)n;
+            else
+                bad++;
+            /* Start-up: in memory (k 1), or joining fdrd's trace once
+             * its emitter has run (a fresh trace's first process starts
+             * ~0.1 ms later: fdrd makes the trace's directory meanwhile). */
+            unsetenv("FDR_OUTPUT");
             const char *st[] = {"startup", NULL};
             uint64_t t0;
             if (run_load(c, k ? "fdr" : "none", st, o, sizeof o, &t0) == 0 &&
@@ -660,16 +703,27 @@ static int daemon_rows(const bench_sections_ctx *c)
                 first[k][gf[k]++] = (out_value(o, "first_ns") - (double)t0) / 1e6;
             } else
                 bad++;
-            if (k == 1) {
-                rm_tree(c, emb);
-                setenv("FDR_OUTPUT", emb, 1);
-            }
-            const char *em[] = {"emit", "two_ints", "1", nn, "0", NULL};
-            if (run_load(c, k ? "fdr" : "none", em, o, sizeof o, NULL) == 0 &&
-                out_value(o, "elapsed_ns") > 0)
-                per[k][gp[k]++] = out_value(o, "elapsed_ns") / (double)n;
-            else
+            if (k == 0)
+                continue;
+            /* What each run recorded and discarded (fdrd's trace once
+             * destroyed: all written; with the start-up's one event). */
+            unsigned long long rec = 0, disc = 0, want = n + (k == 2);
+            if (k == 2 &&
+                bench_fdr(c->bindir, rundir, "destroy", "bench", NULL, NULL, NULL) != 0)
                 bad++;
+            if (bench_count_trace(c->bindir, k == 1 ? emb : out, &rec, &disc) != 0 ||
+                rec + disc != want) {
+                fprintf(
+                    stderr,
+                    "fdr-bench: daemon: %s: %llu recorded + %llu discarded, not %llu\n",
+                    names[k], rec, disc, want);
+                bad++;
+            }
+            recorded[k] += rec;
+            discarded[k] += disc;
+            /* Each removed once read, the two alike (what waits to be
+             * written back is the same for the next runs). */
+            rm_tree(c, k == 1 ? emb : out);
         }
     env_reset();
     rm_tree(c, emb);
@@ -701,9 +755,11 @@ static int daemon_rows(const bench_sections_ctx *c)
     bench_note(c->r,
                "daemon: two_ints, 1 thread, %llu events, start and flush included: "
                "%.2f ns per event through a started fdrd trace (discard) against %.2f "
-               "embedded (FDR_OUTPUT, discard): %.3fx; start-up added by fdrd with a "
+               "embedded (FDR_OUTPUT, discard): %.3fx; discarded %.1f%% through fdrd, "
+               "%.1f%% embedded; start-up added by fdrd with a "
                "started trace: %.3f ms (fdr-daemon column of the JSON)",
                n, pd.median, pe.median, pe.median > 0 ? pd.median / pe.median : 0,
+               percent(discarded[2], recorded[2]), percent(discarded[1], recorded[1]),
                fd.median - f0.median);
 
     /* 8 programs x 2 threads at full speed, all at once. */
@@ -714,8 +770,7 @@ static int daemon_rows(const bench_sections_ctx *c)
         char dir[PATH_MAX];
         env_reset();
         if (l == 0) {
-            bench_fdr(c->bindir, rundir, "destroy", "bench", NULL, NULL, NULL);
-            rm_tree(c, out);
+            rm_tree(c, out); /* "bench" was destroyed after its last run */
             if (bench_fdr(c->bindir, rundir, "create", "bench8", "-o", out, NULL) != 0 ||
                 bench_fdr(c->bindir, rundir, "enable", "bench8", "bench:*", NULL, NULL) !=
                     0 ||
