@@ -647,12 +647,17 @@ static long helper_clone(int pidfd)
     return pid;
 }
 
-static void no_helper(int err)
+static void no_helper_why(const char *why)
 {
     fdr__warn("no drain helper (%s): if this process is killed, the events its "
               "consumer has not written yet are lost (FDR_DRAIN=off goes without it "
               "and without this line)",
-              strerror(err));
+              why);
+}
+
+static void no_helper(int err)
+{
+    no_helper_why(strerror(err));
 }
 
 /* fdr-drain started by helper_spawn: its paths, its argument vector, the
@@ -810,6 +815,15 @@ static void helper_start(void)
     int sv[2];
     if (!fdr__cfg.drain)
         return; /* FDR_DRAIN=off */
+    /* The init of a PID namespace (a container's first process): when it
+     * dies the kernel kills every other process of the namespace at once,
+     * the helper with it, which could then never do its work. Said, not
+     * hidden behind a helper that cannot help. */
+    if (getpid() == 1) {
+        no_helper_why("this process is PID 1 of its PID namespace, whose death kills "
+                      "the helper too");
+        return;
+    }
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         no_helper(errno);
         return;

@@ -45,7 +45,11 @@ session of its own, outlives it and keeps every event (before, it died
 with the program: 1,296 events of 3,000 lost, uncounted):
 
   group        fdr-drain
-  group-clone  FDR_DRAIN_EXE names no file: a clone of the program"""
+  group-clone  FDR_DRAIN_EXE names no file: a clone of the program
+
+pid1: the program as PID 1 of a PID namespace of its own (unshare, as
+root): no helper is made (the namespace's end would kill it with the
+program), and one line says so."""
 import shutil
 import collections
 import os
@@ -172,6 +176,39 @@ def run(how):
           % (how, kept, discarded, THREADS * EVENTS))
 
 
+def pid1():
+    """A PID namespace's init (a container's first process): its death kills
+    every process of the namespace at once, a helper too, so none is made
+    and one line says that a kill loses what the consumer had not written
+    (a helper that cannot help is no promise)."""
+    out = os.path.join(base, "pid1")
+    e = dict(env, FDR_OUTPUT=out, FDR_FLUSH_MS="60000")
+    p = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", stress, "hold",
+                          "1", "10"], env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        ready = c.wait_fd(p.stdout.fileno(), 120) and p.stdout.readline() == b"ready\n"
+        check(ready, "pid1: the program had not recorded its events within 120 s")
+        inner = []  # the program, PID 1 inside: unshare's child
+        with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+            inner = [int(k) for k in f.read().split()]
+        check(len(inner) == 1, "pid1: unshare has children %s, expected 1" % inner)
+        helpers = c.drain_helpers(inner[0]) if inner else []
+        for h in helpers:
+            os.close(h)
+        check(not helpers, "pid1: %d drain helper(s) made, expected none" % len(helpers))
+    finally:
+        p.kill()  # --kill-child: the program with it
+        p.wait()
+    err = p.stderr.read().decode(errors="replace")
+    p.stdout.close()
+    p.stderr.close()
+    check(re.search(r"^fdr: no drain helper \(this process is PID 1 of its PID namespace, "
+                    r"whose death kills the helper too\): if this process is killed, the "
+                    r"events its consumer has not written yet are lost", err, re.M),
+          "pid1: no line says that a kill loses the events; stderr: %r" % err)
+    print("pid1: no helper, the line said")
+
+
 run("plain")
 run("noexe")
 run("planted")
@@ -182,4 +219,8 @@ run("group-clone")
 if not EMULATED and noclone != "-":
     run("signal0")
     run("fork")
+# A PID namespace of its own needs root (CI runs as root; test-disk-full's
+# tmpfs too); natively only (qemu-user's own process would be PID 1).
+if not EMULATED and os.geteuid() == 0:
+    pid1()
 c.finish()
