@@ -24,6 +24,7 @@
 #include "common/reader.h"
 #include "common/ring.h"
 #include "common/swap.h"
+#include "common/tracedir.h"
 #include "common/validate.h"
 
 /* A class file holds at most 16384 records of 84 bytes and its pool; a
@@ -487,6 +488,8 @@ static int add_proc(struct fdr__reader *r, const char *path, int dfd)
         free(p);
         return 0; /* reported; the process is skipped */
     }
+    unsigned long writer;
+    p->unfinished = fdr__tracedir_unfinished(dfd, &writer);
     p->index = r->n_procs;
     r->class_files[r->n_procs] = cf;
     r->procs[r->n_procs++] = p;

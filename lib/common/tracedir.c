@@ -31,6 +31,7 @@
 #include <signal.h>
 #include <stdio.h> /* renameat only */
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -132,7 +133,8 @@ int fdr__tracedir_is_ours(const char *name)
 {
     if (strcmp(name, "metadata") == 0 || strcmp(name, ".metadata.tmp") == 0 ||
         strcmp(name, FDR__CLASSES_FILE) == 0 ||
-        strcmp(name, "." FDR__CLASSES_FILE ".tmp") == 0)
+        strcmp(name, "." FDR__CLASSES_FILE ".tmp") == 0 ||
+        strcmp(name, FDR__OPEN_FILE) == 0)
         return 1;
     if (strncmp(name, "stream_", 7) != 0 || !name[7])
         return 0;
@@ -140,6 +142,72 @@ int fdr__tracedir_is_ours(const char *name)
         if (*c < '0' || *c > '9')
             return 0;
     return 1;
+}
+
+/* The mark says whether its trace is still being written by a lock, not
+ * by a pid: the process holds an exclusive flock on its directory's
+ * descriptor, which its drain helper shares (the same open file
+ * description, inherited), so the lock lasts until the last of the two has
+ * ended, zombies included (their files are closed), and a process that
+ * took the pid since changes nothing. Reader and writer never wait: a
+ * lock that is not free is an answer. */
+int fdr__tracedir_mark_open(int dir_fd, unsigned long pid)
+{
+    char num[24], *p = num + sizeof num;
+    *--p = '\n';
+    do
+        *--p = (char)('0' + pid % 10);
+    while ((pid /= 10) && p > num);
+    int fd = fdr__tracedir_create(dir_fd, FDR__OPEN_FILE);
+    if (fd < 0)
+        return fd;
+    size_t len = (size_t)(num + sizeof num - p);
+    ssize_t w = write(fd, p, len);
+    int e = w == (ssize_t)len ? 0 : w < 0 ? -errno : -EIO;
+    close(fd);
+    fdr__tracedir_mark_hold(dir_fd);
+    return e;
+}
+
+void fdr__tracedir_mark_hold(int dir_fd)
+{
+    flock(dir_fd, LOCK_EX | LOCK_NB);
+}
+
+void fdr__tracedir_mark_done(int dir_fd)
+{
+    if (claim(dir_fd, FDR__OPEN_FILE, 0) == 0)
+        unlinkat(dir_fd, FDR__OPEN_FILE, 0);
+}
+
+int fdr__tracedir_unfinished(int dir_fd, unsigned long *pid)
+{
+    *pid = 0;
+    int fd =
+        openat(dir_fd, FDR__OPEN_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    char buf[32];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    unsigned long v = 0;
+    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9' && v < 1ul << 30; i++)
+        v = v * 10 + (unsigned long)(buf[i] - '0');
+    *pid = v;
+    /* Our own descriptor of the directory: its lock conflicts with the
+     * writer's. */
+    int d = openat(dir_fd, ".", DIR_FLAGS);
+    if (d < 0)
+        return 1;
+    int r = flock(d, LOCK_SH | LOCK_NB);
+    int e = errno;
+    close(d); /* and our lock with it */
+    if (r == 0)
+        return 2;
+    if (e == EWOULDBLOCK)
+        return 1;
+    /* No locks here (a file system without them): the pid, as a guess. */
+    return v && kill((pid_t)v, 0) < 0 && errno == ESRCH ? 2 : 1;
 }
 
 /* The kernel's directory entry (getdents64): readdir without malloc. */

@@ -49,7 +49,7 @@ int fdr__tracedir_replace(int dir_fd, const char *name, int (*emit)(int fd, void
                           void *arg);
 
 /* Removes from dir_fd the files fdr writes ("metadata", FDR__CLASSES_FILE,
- * their temporaries ".<name>.tmp",
+ * their temporaries ".<name>.tmp", FDR__OPEN_FILE,
  * "stream_<n>") that are regular files of ours: what an earlier trace in
  * the same directory left. Other names are never touched. Returns 0 or
  * -errno. */
@@ -57,6 +57,30 @@ int fdr__tracedir_clear(int dir_fd);
 
 /* 1 when `name` is one of the file names fdr writes in a trace directory. */
 int fdr__tracedir_is_ours(const char *name);
+
+/* The mark of a trace directory being written (FDR_OUTPUT): made when the
+ * process opens its directory, removed once every event it recorded is in
+ * the stream files or counted there (at its exit, or when its drain helper
+ * has written what a kill left in the rings). A mark that outlives the
+ * process and its helper says that they were killed together (a cgroup's
+ * kill: `systemctl kill -s KILL`, a container stopped by force) or that
+ * there was no helper: the events its consumer had not written are lost,
+ * and nothing in the trace counts them; readers say so
+ * (fdr__tracedir_unfinished). It holds the pid ("<pid>\n"); whether its
+ * writers live is said by an flock on the directory (tracedir.c). */
+#define FDR__OPEN_FILE ".fdr-open"
+/* Makes the mark in dir_fd for process pid (this process) and takes the
+ * directory's lock through dir_fd (fdr__tracedir_mark_hold). 0 or -errno. */
+int fdr__tracedir_mark_open(int dir_fd, unsigned long pid);
+/* Takes the lock again, through a new descriptor of the directory (the
+ * program closed the one that held it). Never waits. */
+void fdr__tracedir_mark_hold(int dir_fd);
+/* Removes the mark (nothing when it is absent). */
+void fdr__tracedir_mark_done(int dir_fd);
+/* What the mark in dir_fd says: 0 none (finished, or written before
+ * marks), 1 its process or helper still holds it, 2 both ended without
+ * finishing the trace. *pid gets the mark's pid (0 when none). */
+int fdr__tracedir_unfinished(int dir_fd, unsigned long *pid);
 
 /* Traces on disk are evidence (a crashed service's last run): fdr removes
  * one only within a budget the user set (FDR_OUTPUT_KEEP). Removes from

@@ -200,6 +200,7 @@ static int trace_dir(void)
         close(top);
     if (fd >= 0 && fdr__fd_is(fd, &trace_id)) {
         trace_fd = fd; /* the old number is not ours any more: left alone */
+        fdr__tracedir_mark_hold(fd); /* the trace is still being written */
         return 0;
     }
     if (fd >= 0)
@@ -560,7 +561,18 @@ int fdr__consumer_prepare(void)
         trace_fd = -1;
         return r;
     }
+    /* Until the exit or the drain helper has written every event
+     * (fdr__consumer_finished, drainer.c), the trace says it is open: a
+     * kill that also ends the helper (a cgroup's) is then seen by its
+     * readers, not silent. A mark that cannot be made costs no event. */
+    fdr__tracedir_mark_open(trace_fd, (unsigned long)fdr__pid);
     return 0;
+}
+
+void fdr__consumer_finished(void)
+{
+    if (trace_dir() == 0)
+        fdr__tracedir_mark_done(trace_fd);
 }
 
 void fdr__consumer_buffer_added(const struct fdr__buf *b)

@@ -31,6 +31,9 @@ int fdr__consumer_crash_flight(void);
 /* The program's events are kept already (exit handler, crash snapshot):
  * a helper of fdr__consumer_crash_flight writes nothing. Async-signal-safe. */
 void fdr__consumer_clean_end(void);
+/* Every event recorded is written or counted (the final flush at exit):
+ * the trace directory's open mark goes (common/tracedir.h). */
+void fdr__consumer_finished(void);
 /* A new buffer exists: hands it to the drain helper (consumer.c). */
 struct fdr__buf;
 void fdr__consumer_buffer_added(const struct fdr__buf *b);

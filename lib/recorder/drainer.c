@@ -290,6 +290,9 @@ void fdr__drainer_main(int sock, int pidfd, int trace, void *shared, pid_t progr
     for (uint32_t i = 0; i < HELPER_MAX; i++)
         if (helper_bufs[i])
             helper_stream(helper_bufs[i], &helper_geoms[i]);
+    /* Every event is in the stream files or counted there: the trace is
+     * no longer open (common/tracedir.h; a crash directory has no mark). */
+    fdr__tracedir_mark_done(trace_fd);
     syscall(SYS_exit_group, 0);
     for (;;)
         ;

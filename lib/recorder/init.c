@@ -125,8 +125,10 @@ static void at_exit(void)
     }
     fdr__daemon_lost_send(); /* counts no ring of their route holds */
     fdr__consumer_stop();
-    if (fdr__cfg.output[0])
+    if (fdr__cfg.output[0]) {
         flush_all(1);
+        fdr__consumer_finished();
+    }
     fdr__consumer_clean_end(); /* an exit is no crash: FDR_CRASH_DIR keeps nothing */
 }
 

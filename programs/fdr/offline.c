@@ -5,6 +5,7 @@
  * and number arguments, JSON strings. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -60,8 +61,19 @@ int off_open(const char *dir, struct off_diag *d, struct fdr__reader **r)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
     int err = fdr__reader_open(dir, off_diag_fn, d, r);
-    if (err == 0)
+    if (err == 0) {
+        for (unsigned i = 0; i < fdr__reader_procs(*r) && !d->quiet; i++) {
+            const struct fdr__rd_proc *p = fdr__reader_proc(*r, i);
+            if (p->unfinished == 2)
+                fprintf(stderr,
+                        "fdr %s: %s: warning: process %u ended before finishing this "
+                        "trace (killed with its drain helper, or without one): the "
+                        "events it had not written yet are lost, and no count says how "
+                        "many\n",
+                        d->verb, p->path, p->pid);
+        }
         return 0;
+    }
     if (d->quiet)
         return 1;
     if (err == -ENODATA)

@@ -430,6 +430,11 @@ int cli_stats_run(int argc, char **argv)
                 p->pid, p->n_streams, (unsigned long long)q->events,
                 (unsigned long long)q->discarded, (unsigned long long)q->lost,
                 rate(q->events, span));
+            /* the open mark (common/tracedir.h): "cut" when its process
+             * ended without finishing the trace */
+            printf("\"trace\": \"%s\", ", p->unfinished == 2   ? "cut"
+                                          : p->unfinished == 1 ? "writing"
+                                                               : "finished");
             if (q->events)
                 printf("\"first_ns\": %llu, \"last_ns\": %llu}",
                        (unsigned long long)q->first, (unsigned long long)q->last);

@@ -3,7 +3,8 @@
 # accounting of discarded events, timestamps, 10,000 threads, exit paths,
 # compile-time errors, C++ and bad configuration values; core-stress
 # (threads, flushes, snapshots and SIGTERM with bounded waits, issue 30);
-# core-drain (every event kept after SIGTERM, however the drain helper is made).
+# core-drain (every event kept after SIGTERM, however the drain helper is made),
+# core-open-mark (a trace cut by a kill nothing could count says so).
 #   Helper programs: tests/recorder/progs/core-*.c (and .cpp), linked with libfdr.
 #   Drivers: tests/recorder/test-core-*.py (bt2 through tracecheck.py) and
 #   tests/recorder/test-core-compile.sh (tests/recorder/compile/*.c must fail to compile).
@@ -70,6 +71,12 @@ add_test(NAME core-drain
          COMMAND ${FDR_PYTHON} ${_core_src}/test-core-drain.py $<TARGET_FILE:core-stress>
                  ${_noclone} ${_core_out}/drain $<TARGET_FILE:fdr-drain>)
 set_tests_properties(core-drain PROPERTIES TIMEOUT 120)
+# core-open-mark: a trace says when its process was killed before finishing
+# it (with its drain helper: a cgroup's kill), for fdr print and fdr stats.
+add_test(NAME core-open-mark
+         COMMAND ${FDR_PYTHON} ${_core_src}/test-core-open-mark.py $<TARGET_FILE:core-stress>
+                 $<TARGET_FILE:fdr-cli> ${_core_out}/open-mark)
+set_tests_properties(core-open-mark PROPERTIES TIMEOUT 240)
 
 # The consumer sleeps FDR_FLUSH_MS between passes, asked in the layout of
 # the futex call that takes it (64-bit time_t on a 32-bit target): seen
