@@ -449,7 +449,12 @@ static int driver_main(const options *o)
         bench_fdr(dirname_of(self), rundir, "destroy", "perevent", NULL, NULL, NULL);
         for (int i = 0; i < 4; i++)
             bench_fdr(dirname_of(self), rundir, "destroy", fr[i], NULL, NULL, NULL);
+    }
+    /* Stopped whether or not the traces could be made: the first `fdr
+     * create` started it (a failed one left it running after the bench). */
+    if (!o->no_per_event)
         bench_fdrd_stop(rundir);
+    if (have_fdrd) {
         for (int w = BENCH_W_TWO_INTS; w < BENCH_NWORKLOADS; w++) {
             static const char *const kn[] = {"fdr-daemon-1-trace", "fdr-daemon-2-traces",
                                              "fdr-daemon-4-traces"};
