@@ -369,6 +369,10 @@ static int ensure_dir(const struct fdrd_client *c, struct fdrd_route *r)
             r->dir_fd = -1;
             return -1;
         }
+        /* Open until route_end has written it all: should fdrd die first
+         * and no fdrd take the process on, the mark says so to readers
+         * (common/tracedir.h). A mark that cannot be made costs no event. */
+        fdr__tracedir_mark_open(r->dir_fd, (unsigned long)c->pid, 1);
     }
     int e = write_meta(c, r->dir_fd, &r->meta_n);
     if (e < 0) {
@@ -777,8 +781,10 @@ static void route_end(const struct fdrd_client *c, struct fdrd_route *r)
     }
     if (r->buf_top >= 0)
         close(r->buf_top);
-    if (r->dir_fd >= 0)
+    if (r->dir_fd >= 0) {
+        fdr__tracedir_mark_done(r->dir_fd); /* every event written or counted */
         close(r->dir_fd);
+    }
     free(r->rings);
     free(r);
 }

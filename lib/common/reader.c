@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,6 +491,12 @@ static int add_proc(struct fdr__reader *r, const char *path, int dfd)
     }
     unsigned long writer;
     p->unfinished = fdr__tracedir_unfinished(dfd, &writer);
+    if (p->unfinished < 0) {
+        char f[PATH_MAX];
+        snprintf(f, sizeof f, "%s/%s", path, FDR__OPEN_FILE);
+        diag(r, f, 0, "not an open mark (\"PID\" or \"PID fdrd\", one line): ignored");
+        p->unfinished = 0;
+    }
     p->index = r->n_procs;
     r->class_files[r->n_procs] = cf;
     r->procs[r->n_procs++] = p;

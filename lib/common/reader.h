@@ -53,9 +53,10 @@ struct fdr__rd_proc {
     struct fdr__line_clock clock; /* as in the class file */
     struct fdr__line_clock line;  /* line time: from the first process's start */
     int swapped; /* written on a machine of the other byte order (common/swap.h) */
-    /* Its open mark (common/tracedir.h): 0 finished (or no mark), 1 its
-     * process is still writing it, 2 its process ended without finishing
-     * it: the events its consumer had not written are lost, uncounted. */
+    /* Its open mark (common/tracedir.h): 0 finished (or no mark), 1 still
+     * being written, 2 its process (with its drain helper) or 3 fdrd ended
+     * without finishing it: the events not yet written are lost, and
+     * nothing counts them. */
     int unfinished;
 };
 

@@ -151,10 +151,14 @@ int fdr__tracedir_is_ours(const char *name)
  * ended, zombies included (their files are closed), and a process that
  * took the pid since changes nothing. Reader and writer never wait: a
  * lock that is not free is an answer. */
-int fdr__tracedir_mark_open(int dir_fd, unsigned long pid)
+int fdr__tracedir_mark_open(int dir_fd, unsigned long pid, int fdrd)
 {
-    char num[24], *p = num + sizeof num;
+    char num[32], *p = num + sizeof num;
     *--p = '\n';
+    if (fdrd) {
+        p -= 5;
+        memcpy(p, " fdrd", 5);
+    }
     do
         *--p = (char)('0' + pid % 10);
     while ((pid /= 10) && p > num);
@@ -188,11 +192,17 @@ int fdr__tracedir_unfinished(int dir_fd, unsigned long *pid)
     if (fd < 0)
         return 0;
     char buf[32];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ssize_t n = read(fd, buf, sizeof buf);
     close(fd);
+    /* Untrusted like the rest of the trace: "<pid>\n" or "<pid> fdrd\n". */
     unsigned long v = 0;
-    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9' && v < 1ul << 30; i++)
+    ssize_t i = 0;
+    for (; i < n && i < 10 && buf[i] >= '0' && buf[i] <= '9'; i++)
         v = v * 10 + (unsigned long)(buf[i] - '0');
+    int ended = n - i == 6 && memcmp(buf + i, " fdrd\n", 6) == 0 ? 3 : 2;
+    if (n <= 0 || v == 0 || v > 1ul << 22 || (n - i != 1 && ended == 2) ||
+        buf[n - 1] != '\n')
+        return -EINVAL;
     *pid = v;
     /* Our own descriptor of the directory: its lock conflicts with the
      * writer's. */
@@ -203,11 +213,11 @@ int fdr__tracedir_unfinished(int dir_fd, unsigned long *pid)
     int e = errno;
     close(d); /* and our lock with it */
     if (r == 0)
-        return 2;
+        return ended;
     if (e == EWOULDBLOCK)
         return 1;
     /* No locks here (a file system without them): the pid, as a guess. */
-    return v && kill((pid_t)v, 0) < 0 && errno == ESRCH ? 2 : 1;
+    return ended == 2 && v && kill((pid_t)v, 0) < 0 && errno == ESRCH ? 2 : 1;
 }
 
 /* The kernel's directory entry (getdents64): readdir without malloc. */

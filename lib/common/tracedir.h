@@ -58,28 +58,32 @@ int fdr__tracedir_clear(int dir_fd);
 /* 1 when `name` is one of the file names fdr writes in a trace directory. */
 int fdr__tracedir_is_ours(const char *name);
 
-/* The mark of a trace directory being written (FDR_OUTPUT): made when the
- * process opens its directory, removed once every event it recorded is in
- * the stream files or counted there (at its exit, or when its drain helper
- * has written what a kill left in the rings). A mark that outlives the
- * process and its helper says that they were killed together (a cgroup's
- * kill: `systemctl kill -s KILL`, a container stopped by force) or that
- * there was no helper: the events its consumer had not written are lost,
- * and nothing in the trace counts them; readers say so
- * (fdr__tracedir_unfinished). It holds the pid ("<pid>\n"); whether its
- * writers live is said by an flock on the directory (tracedir.c). */
+/* The mark of a trace directory being written: made when its writer (the
+ * process itself with FDR_OUTPUT, or fdrd for the process's part of one of
+ * its traces) opens the directory, removed once every event of it is in
+ * the stream files or counted there (the process's exit, or its drain
+ * helper's end after a kill; fdrd's end of the route). A mark that
+ * outlives its writers says that they were killed first: a process with
+ * its drain helper (a cgroup's kill: `systemctl kill -s KILL`, a container
+ * stopped by force) or without one, or fdrd, not restarted while the
+ * process lived. The events not yet written then are lost, and nothing in
+ * the trace counts them; readers say so (fdr__tracedir_unfinished). It
+ * holds the pid, and " fdrd" when fdrd writes ("<pid>[ fdrd]\n"); whether
+ * its writers live is said by an flock on the directory (tracedir.c). */
 #define FDR__OPEN_FILE ".fdr-open"
-/* Makes the mark in dir_fd for process pid (this process) and takes the
- * directory's lock through dir_fd (fdr__tracedir_mark_hold). 0 or -errno. */
-int fdr__tracedir_mark_open(int dir_fd, unsigned long pid);
+/* Makes the mark in dir_fd for the trace of process pid, written by that
+ * process (fdrd 0) or by fdrd (1), and takes the directory's lock through
+ * dir_fd (fdr__tracedir_mark_hold). 0 or -errno. */
+int fdr__tracedir_mark_open(int dir_fd, unsigned long pid, int fdrd);
 /* Takes the lock again, through a new descriptor of the directory (the
  * program closed the one that held it). Never waits. */
 void fdr__tracedir_mark_hold(int dir_fd);
 /* Removes the mark (nothing when it is absent). */
 void fdr__tracedir_mark_done(int dir_fd);
 /* What the mark in dir_fd says: 0 none (finished, or written before
- * marks), 1 its process or helper still holds it, 2 both ended without
- * finishing the trace. *pid gets the mark's pid (0 when none). */
+ * marks), 1 its writers still hold it, 2 the process and its helper ended
+ * without finishing the trace, 3 fdrd did; -EINVAL for a file that is no
+ * mark. *pid gets the mark's pid (0 when none). */
 int fdr__tracedir_unfinished(int dir_fd, unsigned long *pid);
 
 /* Traces on disk are evidence (a crashed service's last run): fdr removes

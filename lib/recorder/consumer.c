@@ -199,7 +199,7 @@ static int trace_dir(void)
     if (top >= 0)
         close(top);
     if (fd >= 0 && fdr__fd_is(fd, &trace_id)) {
-        trace_fd = fd; /* the old number is not ours any more: left alone */
+        trace_fd = fd;               /* the old number is not ours any more: left alone */
         fdr__tracedir_mark_hold(fd); /* the trace is still being written */
         return 0;
     }
@@ -565,7 +565,7 @@ int fdr__consumer_prepare(void)
      * (fdr__consumer_finished, drainer.c), the trace says it is open: a
      * kill that also ends the helper (a cgroup's) is then seen by its
      * readers, not silent. A mark that cannot be made costs no event. */
-    fdr__tracedir_mark_open(trace_fd, (unsigned long)fdr__pid);
+    fdr__tracedir_mark_open(trace_fd, (unsigned long)fdr__pid, 0);
     return 0;
 }
 

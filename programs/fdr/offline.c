@@ -71,6 +71,13 @@ int off_open(const char *dir, struct off_diag *d, struct fdr__reader **r)
                         "events it had not written yet are lost, and no count says how "
                         "many\n",
                         d->verb, p->path, p->pid);
+            else if (p->unfinished == 3)
+                fprintf(stderr,
+                        "fdr %s: %s: warning: fdrd ended before finishing this trace of "
+                        "process %u (killed, and not started again while the process "
+                        "lived): the events fdrd had not written yet are lost, and no "
+                        "count says how many\n",
+                        d->verb, p->path, p->pid);
         }
         return 0;
     }

@@ -432,7 +432,7 @@ int cli_stats_run(int argc, char **argv)
                 rate(q->events, span));
             /* the open mark (common/tracedir.h): "cut" when its process
              * ended without finishing the trace */
-            printf("\"trace\": \"%s\", ", p->unfinished == 2   ? "cut"
+            printf("\"trace\": \"%s\", ", p->unfinished >= 2   ? "cut"
                                           : p->unfinished == 1 ? "writing"
                                                                : "finished");
             if (q->events)

@@ -20,7 +20,9 @@ what they emitted per thread. The trace reads in babeltrace2 (exit 0,
 only its discarded-events warnings, whose sum equals bt2's) and in bt2,
 and per thread recorded + discarded == emitted, exactly, over the whole
 run: what the programs recorded while no fdrd could take it, and what was
-in the dead fdrd's rings, is counted as discarded in the resumed trace."""
+in the dead fdrd's rings, is counted as discarded in the resumed trace. While fdrd is dead, `fdr stats` says of each
+program's part that fdrd ended before finishing it (its open mark,
+common/tracedir.h); at the end, that every part is finished."""
 import glob
 import os
 import re
@@ -74,6 +76,34 @@ h.wait_for(lambda: len({os.path.dirname(f) for f in streams()
 pid = s.daemon_pid()
 os.kill(pid, signal.SIGKILL)
 h.wait_for(lambda: not h.pid_alive(pid), "fdrd %d gone" % pid, limit=60)
+
+
+def trace_states(what):
+    """{pid: "trace" of fdr stats --json}, and fdr stats's warning lines."""
+    p = s.run(["stats", "--json", out])
+    c.check(p.returncode == 0, "%s: fdr stats: exit %d: %s" % (what, p.returncode, p.stderr))
+    try:
+        procs = h.json.loads(p.stdout)["processes"]
+    except (ValueError, KeyError):
+        procs = []
+    return {q["pid"]: q.get("trace") for q in procs}, p.stderr.splitlines()
+
+
+# While no fdrd writes it, each program's part of the trace says so: fdrd
+# ended before finishing it (its open mark outlived fdrd's lock), and until
+# a new fdrd takes the programs on, nothing could count what its rings held.
+states, warned = trace_states("fdrd dead")
+c.check(sorted(states) == sorted(p.pid for p in procs) and
+        set(states.values()) == {"cut"},
+        "with fdrd dead, fdr stats says %s, not 'cut' for each of %s"
+        % (states, [p.pid for p in procs]))
+want = re.compile(r"^fdr stats: \S+: warning: fdrd ended before finishing this trace of "
+                  r"process (\d+) \(killed, and not started again while the process "
+                  r"lived\): the events fdrd had not written yet are lost, and no count "
+                  r"says how many$")
+c.check(sorted(int(want.match(ln).group(1)) for ln in warned if want.match(ln)) ==
+        sorted(p.pid for p in procs) and all(want.match(ln) for ln in warned),
+        "with fdrd dead, fdr stats's lines: %s" % warned)
 
 def whole_packets(path):
     """The stream file's bytes up to its last whole packet, and where that
@@ -143,6 +173,11 @@ c.check(len(emitted) == PROGRAMS * THREADS, "counts of %d threads" % len(emitted
 h.wait_for(lambda: not {q["pid"] for q in s.json("list", "processes", "--json")["processes"]}
            & {p.pid for p in procs}, "fdrd saw the programs go", limit=120)
 s.fdr("destroy", "D")
+# The new fdrd finished every program's part: what the dead one had not
+# written is counted now (below), and no mark is left.
+states, warned = trace_states("the end")
+c.check(set(states.values()) == {"finished"} and not warned,
+        "at the end, fdr stats says %s; lines %s" % (states, warned))
 
 # babeltrace2 says nothing but the discarded counts (one warning each).
 bt = subprocess.run(["babeltrace2", out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -25,6 +25,9 @@ process's "trace": "finished", "writing" or "cut".
   nodrain   FDR_DRAIN=off, SIGKILL: "cut", the warning
   held      a mark whose directory's lock a process holds: "writing"; the
             lock free, its pid alive (a pid taken again): "cut"
+  bad       files that are no mark (garbage, empty, no newline, pid 0, a pid
+            too large, another writer's name, a directory): one line naming
+            the file, exit status 1, the trace read as if unmarked
 """
 import fcntl
 import json
@@ -260,9 +263,38 @@ def held():
     print("held: a held lock is 'writing', a free one 'cut' (the pid alive)")
 
 
+def bad_marks():
+    """A mark is read like the rest of the trace, untrusted: a file that is
+    no mark is one line naming it (a problem of the input: exit status 1),
+    and the trace is read as if it had none."""
+    src = trace_dir(os.path.join(base, "exit"))
+    for i, content in enumerate([b"hello\n", b"", b"12", b"0\n", b"99999999999\n",
+                                 b"12 fdrd", b"12 lttng\n", b"\xff" * 40, None]):
+        d = os.path.join(base, "bad", str(i), os.path.basename(src))
+        shutil.copytree(src, d)
+        if content is None:
+            os.mkdir(os.path.join(d, MARK))  # a directory by that name
+        else:
+            with open(os.path.join(d, MARK), "wb") as f:
+                f.write(content)
+        for verb in ("print", "stats"):
+            r = subprocess.run([fdr, verb, d], capture_output=True, text=True, timeout=60)
+            want = ("fdr %s: %s/%s: offset 0: not an open mark (\"PID\" or \"PID fdrd\", "
+                    "one line): ignored\n" % (verb, d, MARK))
+            check(r.returncode == 1 and r.stderr == want,
+                  "bad mark %r: fdr %s exited %d, stderr %r; expected 1 and %r"
+                  % (content, verb, r.returncode, r.stderr, want))
+            if verb == "print":
+                check(len(r.stdout.splitlines()) == 100,
+                      "bad mark %r: fdr print printed %d events, not 100"
+                      % (content, len(r.stdout.splitlines())))
+    print("bad marks: one line each, the trace read")
+
+
 running_then_term()
 exited()
 cut("cut")
 cut("nodrain")
 held()
+bad_marks()
 c.finish()
