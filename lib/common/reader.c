@@ -482,13 +482,6 @@ static int add_proc(struct fdr__reader *r, const char *path, int dfd)
         free(p);
         return -ENOMEM;
     }
-    char *cf = load_classes(r, p, dfd);
-    if (!cf) {
-        free(p->name);
-        free(p->path);
-        free(p);
-        return 0; /* reported; the process is skipped */
-    }
     unsigned long writer;
     p->unfinished = fdr__tracedir_unfinished(dfd, &writer);
     if (p->unfinished < 0) {
@@ -496,6 +489,32 @@ static int add_proc(struct fdr__reader *r, const char *path, int dfd)
         snprintf(f, sizeof f, "%s/%s", path, FDR__OPEN_FILE);
         diag(r, f, 0, "not an open mark (\"PID\" or \"PID fdrd\", one line): ignored");
         p->unfinished = 0;
+    }
+    char *cf = NULL;
+    int no_classes = faccessat(dfd, FDR__CLASSES_FILE, F_OK, 0) != 0;
+    if (p->unfinished == 1 && no_classes) {
+        /* Begun, nothing written yet: no trace so far, and no error. */
+    } else if (p->unfinished >= 2 && no_classes) {
+        /* Killed before its writer wrote anything: said, not "no trace". */
+        char what[300];
+        snprintf(what, sizeof what,
+                 p->unfinished == 2
+                     ? "process %lu ended before writing any of this trace (killed "
+                       "with its drain helper, or without one): the events it recorded "
+                       "are lost, and no count says how many"
+                     : "fdrd ended before writing any of this trace of process %lu "
+                       "(killed, and not started again while the process lived): its "
+                       "events are lost, and no count says how many",
+                 writer);
+        diag(r, path, 0, what);
+    } else {
+        cf = load_classes(r, p, dfd);
+    }
+    if (!cf) {
+        free(p->name);
+        free(p->path);
+        free(p);
+        return 0; /* reported; the process is skipped */
     }
     p->index = r->n_procs;
     r->class_files[r->n_procs] = cf;
@@ -546,12 +565,13 @@ static int add_proc(struct fdr__reader *r, const char *path, int dfd)
     return err;
 }
 
-/* 1 when directory dfd holds a process's trace (a class file, metadata or
- * a stream file). */
+/* 1 when directory dfd holds a process's trace (a class file, metadata, a
+ * stream file, or the open mark of one begun: common/tracedir.h). */
 static int looks_like_trace(int dfd)
 {
     if (faccessat(dfd, FDR__CLASSES_FILE, F_OK, 0) == 0 ||
-        faccessat(dfd, "metadata", F_OK, 0) == 0)
+        faccessat(dfd, "metadata", F_OK, 0) == 0 ||
+        faccessat(dfd, FDR__OPEN_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
         return 1;
     return faccessat(dfd, "stream_0", F_OK, 0) == 0;
 }

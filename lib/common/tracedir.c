@@ -326,10 +326,15 @@ static int oldest_ended(int top_fd, unsigned long self, char out[256])
             if (d < 0)
                 continue;
             struct stat st;
+            unsigned long writer;
             int ok = only_ours(d) && fstat(d, &st) == 0;
+            /* Still being written, whatever the pid says: the drain helper
+             * of a process that ended, or a process in another PID
+             * namespace (its pid is none of ours). */
+            ok = ok && fdr__tracedir_unfinished(d, &writer) != 1;
             close(d);
             if (!ok)
-                continue; /* not a trace, or the user's files are in it */
+                continue; /* not a trace, the user's files are in it, or written */
             if (count++ == 0 || st.st_mtim.tv_sec < best.tv_sec ||
                 (st.st_mtim.tv_sec == best.tv_sec &&
                  (st.st_mtim.tv_nsec < best.tv_nsec ||

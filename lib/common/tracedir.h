@@ -90,8 +90,9 @@ int fdr__tracedir_unfinished(int dir_fd, unsigned long *pid);
  * one only within a budget the user set (FDR_OUTPUT_KEEP). Removes from
  * top_fd the oldest (by modification time) per-process traces of ended
  * processes ("<name>-<pid>" and "<name>-<pid>.<k>" directories of ours
- * holding metadata and only fdr's files; never pid `self`'s own, nor
- * crash-* and snapshot* directories) until `keep` are left, calling
+ * holding metadata and only fdr's files; never pid `self`'s own, one
+ * whose open mark is held, nor crash-* and snapshot* directories) until
+ * `keep` are left, calling
  * removed(name, arg) for each. Returns how many went, or -errno. */
 int fdr__tracedir_budget(int top_fd, unsigned long self, unsigned keep,
                          void (*removed)(const char *name, void *arg), void *arg);

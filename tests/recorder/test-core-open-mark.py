@@ -25,6 +25,12 @@ process's "trace": "finished", "writing" or "cut".
   nodrain   FDR_DRAIN=off, SIGKILL: "cut", the warning
   held      a mark whose directory's lock a process holds: "writing"; the
             lock free, its pid alive (a pid taken again): "cut"
+  empty     a directory holding only a mark, its lock free (killed before
+            the consumer wrote anything): one line says the loss; the lock
+            held: only "no trace here"
+  budget    FDR_OUTPUT_KEEP=0 keeps a trace whose mark's lock is held (a
+            helper still writing it, a writer in another PID namespace),
+            and removes it once the lock is free
   bad       files that are no mark (garbage, empty, no newline, pid 0, a pid
             too large, another writer's name, a directory): one line naming
             the file, exit status 1, the trace read as if unmarked
@@ -74,7 +80,8 @@ def trace_dir(out):
 
 def state(how, d):
     """(the "trace" of its one process in fdr stats --json, the warning lines
-    of fdr stats and fdr print, the events fdr print printed)"""
+    of fdr stats and fdr print, the events fdr print printed plus those the
+    trace counts as discarded: emitted, when nothing vanished)"""
     s = subprocess.run([fdr, "stats", "--json", d], capture_output=True, text=True)
     p = subprocess.run([fdr, "print", d], capture_output=True, text=True)
     check(s.returncode == 0 and p.returncode == 0,
@@ -88,7 +95,18 @@ def state(how, d):
     warned = [ln for ln in (s.stderr + p.stderr).splitlines() if ln.strip()]
     for ln in warned:
         check(WARN.match(ln), "%s: unexpected line: %s" % (how, ln))
-    return (procs[0].get("trace") if procs else None), warned, len(p.stdout.splitlines())
+    discarded = procs[0].get("discarded", 0) if procs else 0
+    return ((procs[0].get("trace") if procs else None), warned,
+            len(p.stdout.splitlines()) + discarded)
+
+
+def stats_trace(d):
+    """The "trace" of fdr stats --json for the one process in d, or None."""
+    r = subprocess.run([fdr, "stats", "--json", d], capture_output=True, text=True)
+    try:
+        return json.loads(r.stdout)["processes"][0].get("trace")
+    except (ValueError, KeyError, IndexError):
+        return None
 
 
 def hold(how, e, threads=2, events=100):
@@ -141,8 +159,8 @@ def running_then_term():
     check(mark_of(d) is None, "term: the mark outlived the helper's work: %r" % mark_of(d))
     st, warned, n = state("term", d)
     check(st == "finished" and not warned and n == 200,
-          "term: fdr stats says %r, %d events printed (expected 'finished', 200), "
-          "warnings %s" % (st, n, warned))
+          "term: fdr stats says %r, %d events printed or counted (expected "
+          "'finished', 200), warnings %s" % (st, n, warned))
     print("running: marked, 'writing'; term: unmarked by the helper, %d events" % n)
 
 
@@ -157,9 +175,10 @@ def exited():
     # The helper may still be at its (empty) work; the exit removed the mark.
     check(mark_of(d) is None, "exit: the mark outlived the exit: %r" % mark_of(d))
     st, warned, n = state("exit", d)
+    # (a flush of core-stress may pause a thread's first event: counted)
     check(st == "finished" and not warned and n == 100,
-          "exit: fdr stats says %r, %d events (expected 'finished', 100), warnings %s"
-          % (st, n, warned))
+          "exit: fdr stats says %r, %d events printed or counted (expected "
+          "'finished', 100), warnings %s" % (st, n, warned))
     print("exit: unmarked, %d events" % n)
 
 
@@ -188,6 +207,10 @@ def cut(how):
     group = None
     try:
         d = trace_dir(out)
+        # The consumer thread writes the class file at its start: once it
+        # has, the trace can be read (killed before that: see empty()).
+        wait_until(lambda: os.path.exists(os.path.join(d, ".fdr-classes")), 120,
+                   "%s: the class file of the trace" % how)
         helpers = c.drain_helpers(p.pid)
         check(len(helpers) == (0 if how == "nodrain" else 1),
               "%s: %d drain helpers" % (how, len(helpers)))
@@ -206,9 +229,12 @@ def cut(how):
         for h in helpers:
             check(c.wait_fd(h, 120), "%s: the drain helper did not end within 120 s" % how)
             os.close(h)
-        # Not reaped yet: a zombie has ended too.
+        # Not reaped yet: a zombie has ended too, once its last thread has
+        # (the leader is a zombie first, the files still open a moment).
         wait_until(lambda: state_of(p.pid) in ("Z", None), 120,
-                     "%s: the program to die" % how)
+                   "%s: the program to die" % how)
+        wait_until(lambda: stats_trace(d) == "cut", 120,
+                   "%s: fdr stats to say 'cut' of the unreaped program" % how)
         st, warned, n = state(how + " (zombie)", d)
         check(st == "cut" and len(warned) == 2,
               "%s: with the program a zombie, fdr stats says %r and %d warning lines "
@@ -217,7 +243,7 @@ def cut(how):
         err = end(p)
         if group:
             wait_until(lambda: not open(os.path.join(group, "cgroup.procs")).read(), 60,
-                         "the test's cgroup to empty")
+                       "the test's cgroup to empty")
             os.rmdir(group)
     check(p.returncode == -signal.SIGKILL, "%s: exit status %d" % (how, p.returncode))
     check(mark_of(d) is not None, "%s: the mark is gone" % how)
@@ -263,11 +289,70 @@ def held():
     print("held: a held lock is 'writing', a free one 'cut' (the pid alive)")
 
 
+def budget():
+    """FDR_OUTPUT_KEEP removes the traces of ended processes, never one still
+    being written: its open mark's lock held (by the drain helper of a
+    process that ended, or by a process of another PID namespace, whose pid
+    means nothing here). Once the lock is free, the trace goes as any."""
+    out = os.path.join(base, "budget")
+    src = trace_dir(os.path.join(base, "exit"))
+    pid = 4194303  # above any pid_max: no process has it
+    d = os.path.join(out, "core-stress-%d" % pid)
+    shutil.copytree(src, d)
+    with open(os.path.join(d, MARK), "w") as f:
+        f.write("%d\n" % pid)
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    e = dict(env, FDR_OUTPUT=out, FDR_OUTPUT_KEEP="0")
+    argv = [stress, "run", "1", "10", "1", os.path.join(base, "snap")]
+    r = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and os.path.isdir(d),
+          "budget: FDR_OUTPUT_KEEP=0 removed a trace whose mark is held (exit %d: %s)"
+          % (r.returncode, r.stderr.strip()))
+    os.close(fd)
+    r = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and not os.path.exists(d) and
+          "removed the trace" in r.stderr and os.path.basename(d) in r.stderr,
+          "budget: with the lock free, FDR_OUTPUT_KEEP=0 left %s (exit %d: %s)"
+          % (d, r.returncode, r.stderr.strip()))
+    print("budget: a held trace kept, then removed once free")
+
+
+def empty():
+    """Killed before anything of the trace was written (the consumer had
+    not begun): the directory holds only the mark. Said in one line, not
+    "no trace here" alone; while its lock is held, nothing is said."""
+    d = os.path.join(base, "empty", "core-stress-4194303")
+    os.makedirs(d)
+    with open(os.path.join(d, MARK), "w") as f:
+        f.write("4194303\n")
+    for verb in ("print", "stats"):
+        r = subprocess.run([fdr, verb, d], capture_output=True, text=True, timeout=60)
+        lines = r.stderr.splitlines()
+        want = ("fdr %s: %s: offset 0: process 4194303 ended before writing any of this "
+                "trace (killed with its drain helper, or without one): the events it "
+                "recorded are lost, and no count says how many" % (verb, d))
+        check(r.returncode == 1 and len(lines) == 2 and lines[0] == want and
+              "no trace here" in lines[1],
+              "empty: fdr %s exited %d, said %s; expected 1 and %r, then no trace"
+              % (verb, r.returncode, lines, want))
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    r = subprocess.run([fdr, "print", d], capture_output=True, text=True, timeout=60)
+    os.close(fd)
+    check(r.returncode == 1 and r.stderr.count("\n") == 1 and "no trace here" in r.stderr,
+          "empty, its lock held: fdr print exited %d, said %r; expected no trace only"
+          % (r.returncode, r.stderr))
+    print("empty: the loss said; held: only 'no trace here'")
+
+
 def bad_marks():
     """A mark is read like the rest of the trace, untrusted: a file that is
     no mark is one line naming it (a problem of the input: exit status 1),
     and the trace is read as if it had none."""
     src = trace_dir(os.path.join(base, "exit"))
+    events = len(subprocess.run([fdr, "print", src], capture_output=True,
+                                text=True).stdout.splitlines())
     for i, content in enumerate([b"hello\n", b"", b"12", b"0\n", b"99999999999\n",
                                  b"12 fdrd", b"12 lttng\n", b"\xff" * 40, None]):
         d = os.path.join(base, "bad", str(i), os.path.basename(src))
@@ -285,9 +370,9 @@ def bad_marks():
                   "bad mark %r: fdr %s exited %d, stderr %r; expected 1 and %r"
                   % (content, verb, r.returncode, r.stderr, want))
             if verb == "print":
-                check(len(r.stdout.splitlines()) == 100,
-                      "bad mark %r: fdr print printed %d events, not 100"
-                      % (content, len(r.stdout.splitlines())))
+                check(len(r.stdout.splitlines()) == events,
+                      "bad mark %r: fdr print printed %d events, not %d"
+                      % (content, len(r.stdout.splitlines()), events))
     print("bad marks: one line each, the trace read")
 
 
@@ -296,5 +381,7 @@ exited()
 cut("cut")
 cut("nodrain")
 held()
+empty()
+budget()
 bad_marks()
 c.finish()
