@@ -372,7 +372,7 @@ static int ensure_dir(const struct fdrd_client *c, struct fdrd_route *r)
         /* Open until route_end has written it all: should fdrd die first
          * and no fdrd take the process on, the mark says so to readers
          * (common/tracedir.h). A mark that cannot be made costs no event. */
-        fdr__tracedir_mark_open(r->dir_fd, (unsigned long)c->pid, 1);
+        fdr__tracedir_mark_open(r->dir_fd, 1);
     }
     int e = write_meta(c, r->dir_fd, &r->meta_n);
     if (e < 0) {

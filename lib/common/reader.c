@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -482,12 +481,10 @@ static int add_proc(struct fdr__reader *r, const char *path, int dfd)
         free(p);
         return -ENOMEM;
     }
-    unsigned long writer;
-    p->unfinished = fdr__tracedir_unfinished(dfd, &writer);
+    p->unfinished = fdr__tracedir_unfinished(dfd, p->pid);
     if (p->unfinished < 0) {
-        char f[PATH_MAX];
-        snprintf(f, sizeof f, "%s/%s", path, FDR__OPEN_FILE);
-        diag(r, f, 0, "not an open mark (\"PID\" or \"PID fdrd\", one line): ignored");
+        diag(r, path, 0,
+             "its open mark (" FDR__OPEN_FILE ") is not an empty file: ignored");
         p->unfinished = 0;
     }
     char *cf = NULL;
@@ -499,13 +496,13 @@ static int add_proc(struct fdr__reader *r, const char *path, int dfd)
         char what[300];
         snprintf(what, sizeof what,
                  p->unfinished == 2
-                     ? "process %lu ended before writing any of this trace (killed "
+                     ? "process %u ended before writing any of this trace (killed "
                        "with its drain helper, or without one): the events it recorded "
                        "are lost, and no count says how many"
-                     : "fdrd ended before writing any of this trace of process %lu "
+                     : "fdrd ended before writing any of this trace of process %u "
                        "(killed, and not started again while the process lived): its "
                        "events are lost, and no count says how many",
-                 writer);
+                 p->pid);
         diag(r, path, 0, what);
     } else {
         cf = load_classes(r, p, dfd);
@@ -571,7 +568,8 @@ static int looks_like_trace(int dfd)
 {
     if (faccessat(dfd, FDR__CLASSES_FILE, F_OK, 0) == 0 ||
         faccessat(dfd, "metadata", F_OK, 0) == 0 ||
-        faccessat(dfd, FDR__OPEN_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        faccessat(dfd, FDR__OPEN_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+        faccessat(dfd, FDR__OPEN_FILE_FDRD, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
         return 1;
     return faccessat(dfd, "stream_0", F_OK, 0) == 0;
 }

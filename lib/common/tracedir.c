@@ -134,7 +134,7 @@ int fdr__tracedir_is_ours(const char *name)
     if (strcmp(name, "metadata") == 0 || strcmp(name, ".metadata.tmp") == 0 ||
         strcmp(name, FDR__CLASSES_FILE) == 0 ||
         strcmp(name, "." FDR__CLASSES_FILE ".tmp") == 0 ||
-        strcmp(name, FDR__OPEN_FILE) == 0)
+        strcmp(name, FDR__OPEN_FILE) == 0 || strcmp(name, FDR__OPEN_FILE_FDRD) == 0)
         return 1;
     if (strncmp(name, "stream_", 7) != 0 || !name[7])
         return 0;
@@ -150,27 +150,16 @@ int fdr__tracedir_is_ours(const char *name)
  * description, inherited), so the lock lasts until the last of the two has
  * ended, zombies included (their files are closed), and a process that
  * took the pid since changes nothing. Reader and writer never wait: a
- * lock that is not free is an answer. */
-int fdr__tracedir_mark_open(int dir_fd, unsigned long pid, int fdrd)
+ * lock that is not free is an answer. The mark is an empty file: it takes
+ * no block of a disk that is nearly full, which the trace needs more. */
+int fdr__tracedir_mark_open(int dir_fd, int fdrd)
 {
-    char num[32], *p = num + sizeof num;
-    *--p = '\n';
-    if (fdrd) {
-        p -= 5;
-        memcpy(p, " fdrd", 5);
-    }
-    do
-        *--p = (char)('0' + pid % 10);
-    while ((pid /= 10) && p > num);
-    int fd = fdr__tracedir_create(dir_fd, FDR__OPEN_FILE);
+    int fd = fdr__tracedir_create(dir_fd, fdrd ? FDR__OPEN_FILE_FDRD : FDR__OPEN_FILE);
     if (fd < 0)
         return fd;
-    size_t len = (size_t)(num + sizeof num - p);
-    ssize_t w = write(fd, p, len);
-    int e = w == (ssize_t)len ? 0 : w < 0 ? -errno : -EIO;
     close(fd);
     fdr__tracedir_mark_hold(dir_fd);
-    return e;
+    return 0;
 }
 
 void fdr__tracedir_mark_hold(int dir_fd)
@@ -180,30 +169,24 @@ void fdr__tracedir_mark_hold(int dir_fd)
 
 void fdr__tracedir_mark_done(int dir_fd)
 {
-    if (claim(dir_fd, FDR__OPEN_FILE, 0) == 0)
-        unlinkat(dir_fd, FDR__OPEN_FILE, 0);
+    static const char *const names[] = {FDR__OPEN_FILE, FDR__OPEN_FILE_FDRD};
+    for (int i = 0; i < 2; i++)
+        if (claim(dir_fd, names[i], 0) == 0)
+            unlinkat(dir_fd, names[i], 0);
 }
 
-int fdr__tracedir_unfinished(int dir_fd, unsigned long *pid)
+int fdr__tracedir_unfinished(int dir_fd, unsigned long pid)
 {
-    *pid = 0;
-    int fd =
-        openat(dir_fd, FDR__OPEN_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0)
-        return 0;
-    char buf[32];
-    ssize_t n = read(fd, buf, sizeof buf);
-    close(fd);
-    /* Untrusted like the rest of the trace: "<pid>\n" or "<pid> fdrd\n". */
-    unsigned long v = 0;
-    ssize_t i = 0;
-    for (; i < n && i < 10 && buf[i] >= '0' && buf[i] <= '9'; i++)
-        v = v * 10 + (unsigned long)(buf[i] - '0');
-    int ended = n - i == 6 && memcmp(buf + i, " fdrd\n", 6) == 0 ? 3 : 2;
-    if (n <= 0 || v == 0 || v > 1ul << 22 || (n - i != 1 && ended == 2) ||
-        buf[n - 1] != '\n')
+    /* Untrusted like the rest of the trace: an empty regular file. */
+    struct stat st;
+    int ended = 2;
+    if (fstatat(dir_fd, FDR__OPEN_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        if (fstatat(dir_fd, FDR__OPEN_FILE_FDRD, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            return 0;
+        ended = 3;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size != 0)
         return -EINVAL;
-    *pid = v;
     /* Our own descriptor of the directory: its lock conflicts with the
      * writer's. */
     int d = openat(dir_fd, ".", DIR_FLAGS);
@@ -217,7 +200,7 @@ int fdr__tracedir_unfinished(int dir_fd, unsigned long *pid)
     if (e == EWOULDBLOCK)
         return 1;
     /* No locks here (a file system without them): the pid, as a guess. */
-    return ended == 2 && v && kill((pid_t)v, 0) < 0 && errno == ESRCH ? 2 : 1;
+    return ended == 2 && pid && kill((pid_t)pid, 0) < 0 && errno == ESRCH ? 2 : 1;
 }
 
 /* The kernel's directory entry (getdents64): readdir without malloc. */
@@ -326,12 +309,11 @@ static int oldest_ended(int top_fd, unsigned long self, char out[256])
             if (d < 0)
                 continue;
             struct stat st;
-            unsigned long writer;
             int ok = only_ours(d) && fstat(d, &st) == 0;
             /* Still being written, whatever the pid says: the drain helper
              * of a process that ended, or a process in another PID
              * namespace (its pid is none of ours). */
-            ok = ok && fdr__tracedir_unfinished(d, &writer) != 1;
+            ok = ok && fdr__tracedir_unfinished(d, pid) != 1;
             close(d);
             if (!ok)
                 continue; /* not a trace, the user's files are in it, or written */

@@ -49,7 +49,7 @@ int fdr__tracedir_replace(int dir_fd, const char *name, int (*emit)(int fd, void
                           void *arg);
 
 /* Removes from dir_fd the files fdr writes ("metadata", FDR__CLASSES_FILE,
- * their temporaries ".<name>.tmp", FDR__OPEN_FILE,
+ * their temporaries ".<name>.tmp", the open marks,
  * "stream_<n>") that are regular files of ours: what an earlier trace in
  * the same directory left. Other names are never touched. Returns 0 or
  * -errno. */
@@ -67,24 +67,26 @@ int fdr__tracedir_is_ours(const char *name);
  * its drain helper (a cgroup's kill: `systemctl kill -s KILL`, a container
  * stopped by force) or without one, or fdrd, not restarted while the
  * process lived. The events not yet written then are lost, and nothing in
- * the trace counts them; readers say so (fdr__tracedir_unfinished). It
- * holds the pid, and " fdrd" when fdrd writes ("<pid>[ fdrd]\n"); whether
- * its writers live is said by an flock on the directory (tracedir.c). */
+ * the trace counts them; readers say so (fdr__tracedir_unfinished). An
+ * empty file, named for its writer; whether its writers live is said by
+ * an flock on the directory (tracedir.c). */
 #define FDR__OPEN_FILE ".fdr-open"
-/* Makes the mark in dir_fd for the trace of process pid, written by that
- * process (fdrd 0) or by fdrd (1), and takes the directory's lock through
- * dir_fd (fdr__tracedir_mark_hold). 0 or -errno. */
-int fdr__tracedir_mark_open(int dir_fd, unsigned long pid, int fdrd);
+#define FDR__OPEN_FILE_FDRD ".fdr-open-fdrd"
+/* Makes the mark in dir_fd, of the process (fdrd 0) or of fdrd (1), and
+ * takes the directory's lock through dir_fd (fdr__tracedir_mark_hold).
+ * 0 or -errno. */
+int fdr__tracedir_mark_open(int dir_fd, int fdrd);
 /* Takes the lock again, through a new descriptor of the directory (the
  * program closed the one that held it). Never waits. */
 void fdr__tracedir_mark_hold(int dir_fd);
-/* Removes the mark (nothing when it is absent). */
+/* Removes the mark (nothing when there is none). */
 void fdr__tracedir_mark_done(int dir_fd);
 /* What the mark in dir_fd says: 0 none (finished, or written before
  * marks), 1 its writers still hold it, 2 the process and its helper ended
- * without finishing the trace, 3 fdrd did; -EINVAL for a file that is no
- * mark. *pid gets the mark's pid (0 when none). */
-int fdr__tracedir_unfinished(int dir_fd, unsigned long *pid);
+ * without finishing the trace, 3 fdrd did; -EINVAL for a mark that is not
+ * an empty regular file. `pid`, the trace's process (0: unknown), is used
+ * only where the file system has no locks. */
+int fdr__tracedir_unfinished(int dir_fd, unsigned long pid);
 
 /* Traces on disk are evidence (a crashed service's last run): fdr removes
  * one only within a budget the user set (FDR_OUTPUT_KEEP). Removes from

@@ -565,7 +565,7 @@ int fdr__consumer_prepare(void)
      * (fdr__consumer_finished, drainer.c), the trace says it is open: a
      * kill that also ends the helper (a cgroup's) is then seen by its
      * readers, not silent. A mark that cannot be made costs no event. */
-    fdr__tracedir_mark_open(trace_fd, (unsigned long)fdr__pid, 0);
+    fdr__tracedir_mark_open(trace_fd, 0);
     return 0;
 }
 
