@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h> /* renameat only */
 #include <string.h>
@@ -154,17 +155,23 @@ int fdr__tracedir_is_ours(const char *name)
  * no block of a disk that is nearly full, which the trace needs more. */
 int fdr__tracedir_mark_open(int dir_fd, int fdrd)
 {
+    /* The lock first: a reader that sees the mark sees it held. */
+    fdr__tracedir_mark_hold(dir_fd);
     int fd = fdr__tracedir_create(dir_fd, fdrd ? FDR__OPEN_FILE_FDRD : FDR__OPEN_FILE);
     if (fd < 0)
         return fd;
     close(fd);
-    fdr__tracedir_mark_hold(dir_fd);
     return 0;
 }
 
 void fdr__tracedir_mark_hold(int dir_fd)
 {
-    flock(dir_fd, LOCK_EX | LOCK_NB);
+    /* A reader holds its shared lock for a moment only (an earlier mark
+     * in the directory, fdr__tracedir_unfinished): tried again a little,
+     * never waited for. */
+    for (int i = 0;
+         i < 64 && flock(dir_fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK; i++)
+        sched_yield();
 }
 
 void fdr__tracedir_mark_done(int dir_fd)

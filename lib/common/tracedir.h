@@ -72,12 +72,12 @@ int fdr__tracedir_is_ours(const char *name);
  * an flock on the directory (tracedir.c). */
 #define FDR__OPEN_FILE ".fdr-open"
 #define FDR__OPEN_FILE_FDRD ".fdr-open-fdrd"
-/* Makes the mark in dir_fd, of the process (fdrd 0) or of fdrd (1), and
- * takes the directory's lock through dir_fd (fdr__tracedir_mark_hold).
+/* Takes the directory's lock through dir_fd (fdr__tracedir_mark_hold),
+ * then makes the mark in it, of the process (fdrd 0) or of fdrd (1).
  * 0 or -errno. */
 int fdr__tracedir_mark_open(int dir_fd, int fdrd);
-/* Takes the lock again, through a new descriptor of the directory (the
- * program closed the one that held it). Never waits. */
+/* Takes the lock, or again through a new descriptor of the directory (the
+ * program closed the one that held it). Never waits (a few tries). */
 void fdr__tracedir_mark_hold(int dir_fd);
 /* Removes the mark (nothing when there is none). */
 void fdr__tracedir_mark_done(int dir_fd);
