@@ -57,6 +57,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import fdrtest as c  # noqa: E402
@@ -107,7 +108,13 @@ def run(how):
         check(ready, "%s: the threads had not recorded their events within 120 s" % how)
         helpers = c.drain_helpers(p.pid)
         exes = [helper_exe(h) for h in helpers]
+        # A clone of the program sets its own nice when it first runs
+        # (drainer.c), which a loaded machine may delay: waited for, bounded.
+        deadline = time.monotonic() + 120
         nices = [helper_nice(h) for h in helpers]
+        while nices != [19] * len(helpers) and time.monotonic() < deadline:
+            time.sleep(0.01)
+            nices = [helper_nice(h) for h in helpers]
         if group:
             os.killpg(p.pid, signal.SIGKILL)
         else:
@@ -142,7 +149,8 @@ def run(how):
           "%s: the drain helper runs %s, not %s" % (how, exes, want))
     # The helper must not take the CPU from the program's start (drainer.h,
     # FDR__DRAIN_NICE), as fdr-drain and as a clone alike.
-    check(nices == [19], "%s: the drain helper's nice is %s, not 19" % (how, nices))
+    check(nices == [19], "%s: the drain helper's nice is %s, not 19 (after up to 120 s)"
+          % (how, nices))
     check(err == "", "%s: the program said: %s" % (how, err.strip()))
     r = subprocess.run(["babeltrace2", "--names=none", out], capture_output=True, text=True)
     # Under qemu-user a thread whose first (small) ring filled while another
