@@ -49,6 +49,11 @@ struct fdr__buf {
      * while the window lasts, and counts in fdr__buf_ledger (writer.c). */
     uint32_t sent;
     uint32_t grow; /* a routed ring for threads that fill theirs (fdr__buf_adopt) */
+    /* Left to fdrd by a thread that ended without handing its past over
+     * (writer.c, want_at_exit): out of the pool, and a packet of it reused
+     * (a flush's packet carrying its discards) is counted for fdrd
+     * (writer.c, early_gone). */
+    uint32_t kept;
 };
 
 /* The ledger of the first own ring fdrd holds (common/ring.h), NULL while

@@ -373,6 +373,12 @@ void fdr__config_load(void)
     fdr__cfg.test_reuse_wait = rw && strcmp(rw, "1") == 0;
     if (rw && *rw && !fdr__cfg.test_reuse_wait)
         fdr__warn("FDR_TEST_REUSE_WAIT=\"%s\" is not valid (1); using off", rw);
+    /* Tests only: fdr's first move of the threads to new routes holds
+     * them for 2 s before it stops them (section.c, fdr__writers_move). */
+    const char *mh = getenv("FDR_TEST_MOVE_HOLD");
+    fdr__cfg.test_move_hold = mh && strcmp(mh, "1") == 0;
+    if (mh && *mh && !fdr__cfg.test_move_hold)
+        fdr__warn("FDR_TEST_MOVE_HOLD=\"%s\" is not valid (1); using off", mh);
     crash_load();
     snapshot_load();
 }

@@ -354,6 +354,22 @@ volatile const uint32_t *fdr_is_in_tracing_section_ptr(fdr_thread_t *thread)
     return thread ? &thread_of(thread)->in_section : NULL;
 }
 
+/* FDR_TEST_MOVE_HOLD (tests only): the first move holds the writers for
+ * 2 s before it takes their lock, and says so on stderr: a thread that
+ * ends meanwhile must still move (writer.c, hold_gone). */
+static void test_move_hold(void)
+{
+    static int said;
+    if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        return;
+    static const char msg[] = "fdr: FDR_TEST_MOVE_HOLD: holding\n";
+    ssize_t r = write(2, msg, sizeof msg - 1);
+    (void)r;
+    struct timespec s2 = {2, 0};
+    while (nanosleep(&s2, &s2) < 0 && errno == EINTR)
+        ;
+}
+
 /* Moves every thread that has not moved to the current routes yet, on its
  * behalf (writer.h): here, above writer.c, because it stops the writers. */
 int fdr__writers_move(int idle_only)
@@ -369,6 +385,8 @@ int fdr__writers_move(int idle_only)
     /* Held, an event that comes meanwhile waits in the slow path for the
      * move (it is not lost, as it would be while only paused). */
     fdr__writers_hold(1);
+    if (fdr__cfg.test_move_hold)
+        test_move_hold();
     pthread_mutex_lock(&fdr__writers_lock);
     int moved = 0;
     if (fdr__section_quiesce() == 0) {

@@ -1129,7 +1129,7 @@ static int outgrown(const struct fdr__writer *w, uint64_t now)
 }
 
 /* Its own ring back to the pool (thread exit, or a larger one taken),
- * unless kept for fdrd's copy (keep_local): what this thread handed over
+ * unless kept for fdrd's copy (buffer.h, kept): what this thread handed over
  * stays handed once the next one takes it (ring.h, handed_below). Writers
  * lock held. */
 static void put_local(struct fdr__writer *w)
@@ -1138,7 +1138,7 @@ static void put_local(struct fdr__writer *w)
     for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++)
         if (lh->handed_tid[i] == (uint32_t)w->tid)
             __atomic_store_n(&lh->handed_below[i], lh->produced, __ATOMIC_RELEASE);
-    if (w->keep_local) /* its events wait there for fdrd (want_at_exit) */
+    if (w->local->kept) /* its events wait there for fdrd (want_at_exit) */
         __atomic_store_n(&w->local->held, 0, __ATOMIC_RELEASE);
     else
         fdr__buf_put(w->local);
@@ -1428,33 +1428,37 @@ static void count_unheld(struct fdr__writer *w, struct fdr__ledger *l, int neste
 }
 
 /* Packet seq of an own ring made in the registration window, about to be
- * reused while the window lasts: fdrd holds that ring and would copy the
- * packet, should the process end before its threads hand their past over
- * (daemon/collect.c, early_out). The slot was freed by the consumer
- * (FDR_OUTPUT) after the ring stopped being held: its thread ended, or a
- * flush went on without fdrd's answer (init.c, release_held). Its events
- * are counted in the ledger, for the thread that recorded them, instead
- * of vanishing from fdrd's copy uncounted (a program whose exit found fdrd
- * too busy to answer in 3 s lost its first packet that way: the flush's
- * packet carrying the ring's discards took its slot). Only while nothing
- * of the ring was handed over: fdrd skips what was, and would count it
- * twice. Every event of the packet is counted, selected or not (no route
- * is known yet): an over-count, never a loss. */
+ * reused while fdrd would still copy it, should the process end before
+ * its threads hand their past over (daemon/collect.c, early_out): while
+ * the window lasts, or in a ring left to fdrd by a thread that ended
+ * (buffer.h, kept). The slot was freed by the consumer (FDR_OUTPUT) after
+ * the ring stopped being held: its thread ended, or a flush went on
+ * without fdrd's answer (init.c, release_held). Its events are counted in
+ * the ledger, for the thread that recorded them, instead of vanishing
+ * from fdrd's copy uncounted: the exit's packet carrying the ring's
+ * discards took the slot of its first packet (a program whose exit found
+ * fdrd too busy to answer in 3 s; 4 of 8 threads with no ring of their
+ * trace, FDR_TEST_NO_RINGS, each 221 of 2,000 events). Not a packet
+ * handed over to a route: fdrd skips it there, and would count it twice.
+ * Every event of the packet is counted, selected or not (no route is
+ * known yet): an over-count, never a loss. */
 static void early_gone(const struct fdr__buf *b, uint64_t seq)
 {
     if (!__atomic_load_n(&b->sent, __ATOMIC_ACQUIRE) ||
-        !__atomic_load_n(&fdr__buf_window, __ATOMIC_ACQUIRE))
+        (!__atomic_load_n(&fdr__buf_window, __ATOMIC_ACQUIRE) && !b->kept))
         return;
     struct fdr__ledger *l = __atomic_load_n(&fdr__buf_ledger, __ATOMIC_ACQUIRE);
     const struct fdr__buf_hdr *h = b->hdr;
-    for (unsigned i = 0; i < 32; i++)
-        if (__atomic_load_n(&h->handed_tid[i], __ATOMIC_RELAXED) ||
-            __atomic_load_n(&h->handed_below[i], __ATOMIC_RELAXED))
-            return;
     struct fdr__pkt hdr;
     const char *slot = fdr__ring_slot(h, &b->geom, seq);
     if (!l || fdr__pkt_check(slot, &b->geom, seq, &hdr) < 0)
         return;
+    for (unsigned i = 0; i < 32; i++) {
+        uint32_t htid = __atomic_load_n(&h->handed_tid[i], __ATOMIC_RELAXED);
+        if ((htid && htid == hdr.tid) ||
+            seq < __atomic_load_n(&h->handed_below[i], __ATOMIC_RELAXED))
+            return;
+    }
     struct fdr__classes t;
     fdr__registry_classes(&t);
     struct fdr__iter it;
@@ -1788,6 +1792,27 @@ static int fdrd_copies(const struct fdr__writer *w, unsigned i)
            w->local->early && __atomic_load_n(&w->local->sent, __ATOMIC_ACQUIRE);
 }
 
+/* At thread exit, whether no hold of the writers (fdr__writers_hold) is
+ * on, waiting for it up to ~3 s (as an event does, reserve) out of the
+ * writers lock. A move of the idle threads holds them first and then
+ * takes that lock, which this thread holds: an exiting thread that saw
+ * the hold and went on without moving left its past in its own ring,
+ * where the next packets took it, neither in the trace nor counted (one
+ * thread's first packet, 221 events, in fdr-daemon-early "lanes" on a
+ * loaded machine, 1 run in ~15). Waiting lets the move take this thread
+ * too, or the change of routes end. Writers lock held. */
+static int hold_gone(void)
+{
+    for (int i = 0; i < 3000 && __atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE);
+         i++) {
+        pthread_mutex_unlock(&fdr__writers_lock);
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        pthread_mutex_lock(&fdr__writers_lock);
+    }
+    return !__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE);
+}
+
 /* At thread exit, the routes that came after its last event; then a slot
  * still waiting for its ring (a burst of new
  * threads outran the rings fdrd sends): up to ~50 ms for one, so that what
@@ -1800,9 +1825,12 @@ static void want_at_exit(struct fdr__writer *w)
     w->exiting = 1;
     /* Routes that came after its last event: its past is handed over now
      * (backfill), as its next event would have. */
-    if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE) &&
-        !__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE))
-        reroute(w, fdr__now());
+    if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE)) {
+        if (hold_gone())
+            reroute(w, fdr__now());
+        else if (w->local->early && __atomic_load_n(&w->local->sent, __ATOMIC_ACQUIRE))
+            w->local->kept = 1; /* not moved: fdrd copies its past at the end */
+    }
     for (int i = 0; i < 50 && w->route_wanting; i++) {
         if (i) {
             pthread_mutex_unlock(&fdr__writers_lock);
@@ -1816,7 +1844,7 @@ static void want_at_exit(struct fdr__writer *w)
     /* No unused ring came: a used one takes the count of what it cannot
      * take in order (backfill), in this thread's stream still. */
     w->exiting = 0;
-    if (w->route_wanting && !__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE))
+    if (w->route_wanting && hold_gone())
         reroute(w, fdr__now());
     if (w->route_wanting)
         fdr__writer_close_packet(w, fdr__now());
@@ -1830,7 +1858,7 @@ static void want_at_exit(struct fdr__writer *w)
              * ring is kept from the next thread, whose packets would
              * overwrite them and whose hand-over would mark them handed
              * (put_local). What reused packets took is in want_lost. */
-            w->keep_local = 1;
+            w->local->kept = 1;
         } else {
             /* With what the own ring lost since the slot waited. */
             rest |= 1u << i;

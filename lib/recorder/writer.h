@@ -37,7 +37,6 @@ struct fdr__writer {
     uint32_t past_gen;      /* the same, read by daemon.c (fdr__writers_unhold) */
     uint32_t route_wanting; /* slots routed with no ring free for them yet */
     uint32_t exiting;       /* its thread is ending: only unused rings */
-    uint32_t keep_local;    /* its own ring stays out of the pool (want_at_exit) */
     char *idle_pos;    /* its thread's pos when fdr's thread looked (fdr__writers_note) */
     uint32_t pslot;    /* primary slot + 1 when buf is a routed ring */
     uint32_t lanes_on; /* slots whose lane has a ring (not the primary) */

@@ -238,7 +238,9 @@ fdr_prog_test(fdr-daemon-death death 300)
 # short programs of one event (1,000; 200 in the sanitizer builds, where
 # each start costs tens of ms), 10 programs idle after 5 events, fork +
 # exec and system(), a program SIGKILLed once routed, 3 programs with
-# FDR_OUTPUT of 100 threads waiting for their rings ("lanes"): per process
+# FDR_OUTPUT of 100 threads waiting for their rings ("lanes"), of 8
+# threads whose rings never come, their past copied by fdrd ("kept"), and
+# of 8 threads that end while fdr's thread moves them ("exiting"): per process
 # and thread, recorded + discarded == emitted (bt2). FDR_TEST_ONLY=lanes
 # (phases, comma-separated) runs some only. In the TSan build
 # without the forked children and fork + exec (TSan does not support a

@@ -39,6 +39,16 @@ is read with bt2, per process and thread: recorded + discarded == emitted
            thread, in fdrd's trace and the program's own, recorded +
            discarded == emitted, each event once (before: 227k to 313k
            for 200k, events both handed over and counted)
+  kept     fdrd stopped while 2 programs with FDR_OUTPUT (discard) of 8
+           threads x 2,000 record; no ring of the trace ever comes
+           (FDR_TEST_NO_RINGS=1): each thread leaves its own ring to fdrd,
+           and the exit's packet carrying the ring's discards takes the
+           slot of its first packet, whose events are counted for fdrd
+           (before: 5 of 8 threads lost 221 events each, uncounted)
+  exiting  as kept, but the rings come: the threads are told to end while
+           fdr's thread holds the writers to move them to their rings
+           (FDR_TEST_MOVE_HOLD=1: 2 s); each waits for the move (before: a
+           thread ended unmoved, and its first packet was lost)
   window   fdrd stopped, 2 threads record without pause into their full
            own rings, held at the opening of their next packet
            (FDR_TEST_REUSE_WAIT) when fdrd is let go: the window's end turns
@@ -62,6 +72,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import session_helpers as h  # noqa: E402  (tests/programs/session_helpers.py)
@@ -304,29 +315,98 @@ def exact_threads(what, ev, lost, pid):
                                        bare[:8]))
 
 
+def many_output(what, rep, nt, n, stop_fdrd=False, before_end=None, **more):
+    """`session-prog many nt n` with FDR_OUTPUT (discard, and the variables
+    of `more`) into a trace of its own, started before it (fdrd stopped
+    until its threads have recorded, with stop_fdrd), that program ended
+    (after before_end(process), if given; its stderr is then a pipe):
+    per thread, recorded + discarded == emitted in fdrd's trace and in the
+    program's own. Returns (pid, fdrd's trace's events and discards, the
+    own trace's, the events recorded in fdrd's)."""
+    name = "%s%d" % (what, rep)
+    out = trace(name)
+    own = os.path.join(s.work, "own-%s%d" % (what, rep))
+    fdrd = s.daemon_pid()
+    if stop_fdrd:
+        os.kill(fdrd, signal.SIGSTOP)
+    try:
+        q = subprocess.Popen([prog, "many", str(nt), str(n)],
+                             env=dict(env, FDR_OUTPUT=own, FDR_MODE="discard", **more),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             stderr=subprocess.PIPE if before_end else None)
+        s.pids.add(q.pid)
+        c.check(h.line(q) == "done\n", "%s: %d threads recorded" % (what, nt))
+    finally:
+        if stop_fdrd:
+            os.kill(fdrd, signal.SIGCONT)
+    if before_end:
+        before_end(q)
+    q.stdin.close()
+    c.check(q.wait(timeout=120) == 0, "%s: exit %d" % (what, q.returncode))
+    ev, lost, dirs = finish(name, out)
+    kept = check_proc(what, ev, lost, q.pid, {t: n for t in range(nt)})
+    oev, olost, odirs = read(own)
+    check_proc("%s (own trace)" % what, oev, olost, q.pid, {t: n for t in range(nt)})
+    return q.pid, (ev, lost), (oev, olost), kept
+
+
 if want("lanes"):
     lanes = []
     for rep in range(3):
-        name = "LN%d" % rep
-        out = trace(name)
-        own = os.path.join(s.work, "own-lanes%d" % rep)
-        q = subprocess.Popen([prog, "many", str(LN_T), str(LN_N)],
-                             env=dict(env, FDR_OUTPUT=own, FDR_MODE="discard"),
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        s.pids.add(q.pid)
-        c.check(h.line(q) == "done\n", "lanes: %d threads recorded" % LN_T)
-        q.stdin.close()
-        c.check(q.wait(timeout=120) == 0, "lanes: exit %d" % q.returncode)
-        ev, lost, dirs = finish(name, out)
-        kept = check_proc("lanes", ev, lost, q.pid, {t: LN_N for t in range(LN_T)})
-        exact_threads("lanes", ev, lost, q.pid)
-        oev, olost, odirs = read(own)
-        check_proc("lanes (own trace)", oev, olost, q.pid, {t: LN_N for t in range(LN_T)})
-        exact_threads("lanes (own trace)", oev, olost, q.pid)
+        pid, fdrd_trace, own_trace, kept = many_output("lanes", rep, LN_T, LN_N)
+        exact_threads("lanes", *fdrd_trace, pid)
+        exact_threads("lanes (own trace)", *own_trace, pid)
         lanes.append(kept)
     summary.append("lanes: 3 programs of %d threads x %d events with FDR_OUTPUT: %s in fdrd's "
                    "trace, the rest counted, per thread" % (LN_T, LN_N, lanes))
 
+
+# ---- kept: no ring of the trace ever comes; fdrd copies the own rings ----------
+# fdrd stopped while a program with FDR_OUTPUT (discard) starts 8 threads
+# of 2,000 events: their own rings (2 packets each at first) stay held for
+# the trace, which wants their past, and count what they cannot take. No
+# ring of the trace reaches them (FDR_TEST_NO_RINGS=1: libfdr closes each
+# fdrd sends), so at their end each leaves its ring to fdrd, which copies
+# it when the process ends (writer.c, want_at_exit; collect.c, early_out).
+# The exit's flush then writes each ring's discards into a packet of its
+# own trace, in the slot of the ring's first packet: counted for fdrd
+# (writer.c, early_gone). Before: the threads whose discards were carried
+# so lost 221 events each from fdrd's trace, uncounted (5 of 8, 3 runs of
+# 3).
+if want("kept"):
+    kept_in = []
+    for rep in range(2):
+        kept = many_output("kept", rep, 8, 2000, stop_fdrd=True, FDR_TEST_NO_RINGS="1")[3]
+        c.check(kept > 0, "kept: fdrd copied events from the own rings")
+        kept_in.append(kept)
+    summary.append("kept: 2 programs of 8 threads x 2,000 events whose trace's rings never "
+                   "came: %s copied by fdrd, the rest counted" % kept_in)
+
+# ---- exiting: threads that end while fdr's thread moves them -------------------
+# As "kept", but the trace's rings come: fdr's thread moves the idle
+# threads to them, their past with them. It holds the writers first, then
+# takes their lock; FDR_TEST_MOVE_HOLD=1 makes that hold last 2 s, and the
+# threads are told to end meanwhile. Each must wait for the move, not end
+# with its past unmoved in its own ring: that ring went back to the pool,
+# the exit's packet carrying its discards took the slot of its first
+# packet, and fdrd's copy of it at the process's end lacked it, uncounted
+# (writer.c, hold_gone; before: 221 events of a thread, in "lanes" on a
+# loaded machine, 1 run in ~15).
+def told_to_end_in_hold(q):
+    for line in iter(q.stderr.readline, ""):
+        if "FDR_TEST_MOVE_HOLD: holding" in line:
+            threading.Thread(target=q.stderr.read, daemon=True).start()
+            return
+    c.fail("exiting: fdr's thread never moved the threads (no FDR_TEST_MOVE_HOLD line)")
+
+
+if want("exiting"):
+    moved = []
+    for rep in range(2):
+        moved.append(many_output("exiting", rep, 8, 2000, stop_fdrd=True,
+                                 before_end=told_to_end_in_hold, FDR_TEST_MOVE_HOLD="1")[3])
+    summary.append("exiting: 2 programs of 8 threads x 2,000 events that end while fdr's "
+                   "thread moves them: %s in fdrd's trace, the rest counted" % moved)
 
 # ---- window: the window's end under threads that record -----------------------
 # fdrd stopped (SIGSTOP): 2 threads record ses:tick without pause (storm ...

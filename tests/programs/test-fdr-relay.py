@@ -204,7 +204,8 @@ def check_index(trace, cut=False):
     packet sequence number. A live viewer finds packets and their
     discarded counts through these alone. cut: relayd was killed while it
     wrote this session: its last packet may lack its entry (the index
-    comes after the data) or be cut."""
+    comes after the data) or be cut, and a stream whose first packet had
+    not arrived whole has no index file."""
     files = sorted(glob.glob(os.path.join(trace, "stream_*")))
     c.check(files, "%s: no stream file at relayd" % trace)
     for f in files:
@@ -227,7 +228,11 @@ def check_index(trace, cut=False):
             with open(idx, "rb") as k:
                 raw = k.read()
         except FileNotFoundError:
-            c.check(False, "no index file %s" % idx)
+            # relayd makes a stream's index file once it has received the
+            # stream's first packet whole (after writing its data): killed
+            # before that, the stream file holds at most that packet.
+            c.check(cut and len(want) <= 1, "no index file %s (%d packets in %s)"
+                    % (idx, len(want), f))
             continue
         magic, major, minor, size = struct.unpack_from(">IIII", raw, 0)
         c.check((magic, major, minor, size) == (0xC1F1DCC1, 1, 1, 72),

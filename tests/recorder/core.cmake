@@ -163,7 +163,8 @@ if(FDR_CLANG AND FDR_CLANGXX AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
 endif()
 
 foreach(case buffer-size packet-size mode drain daemon debug rundir test-daemon-delay test-sndbuf
-             test-kill-handing test-no-rings test-reuse-wait output-missing output-readonly output-file)
+             test-kill-handing test-no-rings test-reuse-wait test-move-hold output-missing
+             output-readonly output-file)
   add_test(NAME core-config-${case}
            COMMAND ${FDR_PYTHON} ${_core_src}/test-core-config.py $<TARGET_FILE:core-config>
                    ${_core_out}/config-${case} ${case})

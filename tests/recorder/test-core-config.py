@@ -7,7 +7,8 @@ program goes on and exits 0.
 CASE is buffer-size (FDR_BUFFER_SIZE=abc), packet-size (FDR_PACKET_SIZE=1000,
 not a power of two), mode (FDR_MODE=bogus), drain (FDR_DRAIN=maybe), daemon (FDR_DAEMON=perhaps), debug (FDR_DEBUG=loud),
 rundir (FDR_RUNDIR longer than a socket path allows), test-daemon-delay,
-test-sndbuf, test-kill-handing, test-no-rings, test-reuse-wait (the
+test-sndbuf, test-kill-handing, test-no-rings, test-reuse-wait,
+test-move-hold (the
 test-only knobs, malformed): the defaults are used and the
 trace holds all 20 events; output-missing (FDR_OUTPUT in a directory that
 does not exist), output-readonly (on a read-only file system: /proc, which
@@ -37,6 +38,7 @@ cases = {
     "test-kill-handing": ("FDR_TEST_KILL_HANDING", "3x", True),
     "test-no-rings": ("FDR_TEST_NO_RINGS", "3", True),
     "test-reuse-wait": ("FDR_TEST_REUSE_WAIT", "yes", True),
+    "test-move-hold": ("FDR_TEST_MOVE_HOLD", "on", True),
     "output-missing": ("FDR_OUTPUT", out + "/no/such/dir", False),
     "output-readonly": ("FDR_OUTPUT", "/proc/fdr-test-trace", False),
     "output-file": ("FDR_OUTPUT", afile, False),
