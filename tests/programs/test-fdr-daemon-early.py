@@ -393,11 +393,15 @@ if want("kept"):
 # (writer.c, hold_gone; before: 221 events of a thread, in "lanes" on a
 # loaded machine, 1 run in ~15).
 def told_to_end_in_hold(q):
-    for line in iter(q.stderr.readline, ""):
-        if "FDR_TEST_MOVE_HOLD: holding" in line:
-            threading.Thread(target=q.stderr.read, daemon=True).start()
-            return
-    c.fail("exiting: fdr's thread never moved the threads (no FDR_TEST_MOVE_HOLD line)")
+    holding = threading.Event()
+
+    def watch():
+        for line in iter(q.stderr.readline, ""):
+            if "FDR_TEST_MOVE_HOLD: holding" in line:
+                holding.set()
+    threading.Thread(target=watch, daemon=True).start()
+    h.wait_for(holding.is_set, "fdr's thread to hold the writers to move the threads "
+               "(its FDR_TEST_MOVE_HOLD line on stderr)")
 
 
 if want("exiting"):
