@@ -1437,7 +1437,7 @@ static void count_unheld(struct fdr__writer *w, struct fdr__ledger *l, int neste
  * the ledger, for the thread that recorded them, instead of vanishing
  * from fdrd's copy uncounted: the exit's packet carrying the ring's
  * discards took the slot of its first packet (a program whose exit found
- * fdrd too busy to answer in 3 s; 4 of 8 threads with no ring of their
+ * fdrd too busy to answer in 3 s; 5 of 8 threads with no ring of their
  * trace, FDR_TEST_NO_RINGS, each 221 of 2,000 events). Not a packet
  * handed over to a route: fdrd skips it there, and would count it twice.
  * Every event of the packet is counted, selected or not (no route is
