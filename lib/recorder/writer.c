@@ -802,7 +802,7 @@ static void pending_settle(struct fdr__writer *w, uint32_t waiting)
  * into the thread's own ring (the flight recorder). A process that writes
  * a trace of its own (FDR_OUTPUT) keeps its own ring as the primary, and
  * every route is a lane. */
-static void reroute(struct fdr__writer *w, uint64_t now)
+static void reroute_now(struct fdr__writer *w, uint64_t now)
 {
     uint32_t gen = __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE);
     uint32_t on = fdr__registry_routes_on();
@@ -952,6 +952,24 @@ static void reroute(struct fdr__writer *w, uint64_t now)
         __atomic_store_n(&w->local->held, 0, __ATOMIC_RELEASE);
 }
 
+/* Whether w's lanes are being changed, for a signal handler of its
+ * thread (nested_lanes): the fence orders the store with the handler. */
+static void lanes_busy(struct fdr__writer *w, uint32_t on)
+{
+    __atomic_store_n(&w->lanes_busy, on, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void nested_lanes_settle(struct fdr__writer *w);
+
+static void reroute(struct fdr__writer *w, uint64_t now)
+{
+    lanes_busy(w, 1);
+    reroute_now(w, now);
+    lanes_busy(w, 0);
+    nested_lanes_settle(w);
+}
+
 void fdr__writers_unhold(int all)
 {
     pthread_mutex_lock(&fdr__writers_lock);
@@ -1060,6 +1078,8 @@ static int lanes_report(struct fdr__writer *w, uint64_t now)
 /* At thread exit: every lane closed and its ring given back. */
 static void lanes_release(struct fdr__writer *w, uint64_t now)
 {
+    nested_lanes_settle(w);
+    lanes_busy(w, 1); /* and no lane after it */
     for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
         struct fdr__lane *l = &w->lane[i];
         if (!l->buf)
@@ -1484,6 +1504,69 @@ static void count_nested(struct fdr__writer *w)
         __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
 }
 
+/* The nested events that the lanes could not count when they came
+ * (nested_lanes), counted now in every lane: of every class, so perhaps
+ * more than a trace would have taken, never less (as backfill). Its
+ * thread, or fdr's while it moves the thread; the handler may add more
+ * meanwhile (atomic). */
+static void nested_lanes_settle(struct fdr__writer *w)
+{
+    if (!__atomic_load_n(&w->nested_lanes, __ATOMIC_RELAXED))
+        return;
+    uint64_t n = __atomic_exchange_n(&w->nested_lanes, 0, __ATOMIC_RELAXED);
+    for (uint32_t u = w->lanes_on; u; u &= u - 1)
+        __atomic_fetch_add(&w->lane[__builtin_ctz(u)].buf->hdr->nested, n,
+                           __ATOMIC_RELAXED);
+}
+
+/* A nested event of site s (a signal handler's, inside an event of this
+ * thread): counted in the lanes of the other traces that take it, as the
+ * primary counts it (count_nested). Before, only the primary did: with
+ * FDR_OUTPUT, fdrd's traces lost it uncounted. Async-signal-safe: atomic
+ * counters, no lock (so not for a slot still waiting for its ring:
+ * fdr__buf_route_pending locks). While the interrupted code changes the
+ * lanes (reroute, lanes_release) or a move holds the writers, kept for
+ * nested_lanes_settle. */
+static void nested_lanes(struct fdr__writer *w, const struct fdr__site *s)
+{
+    if (!s->id || !(fdr__site_state(s) & FDR__S_MULTI))
+        return;
+    if (__atomic_load_n(&w->lanes_busy, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE)) {
+        __atomic_fetch_add(&w->nested_lanes, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    uint32_t all = __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED);
+    for (uint32_t u = all & w->lanes_on; u; u &= u - 1)
+        __atomic_fetch_add(&w->lane[__builtin_ctz(u)].buf->hdr->nested, 1,
+                           __ATOMIC_RELAXED);
+}
+
+/* An event of site s (state st) lost to a pause (flush, snapshot):
+ * counted in the primary ring and, with `lanes`, in every other trace
+ * that takes it (its lane, or the count of a slot waiting for its ring),
+ * as a recorded one is copied (reserve, commit_multi_rest). Before, only
+ * the primary counted it: with FDR_OUTPUT, fdrd's traces lost it
+ * uncounted. Not `lanes` while a move holds the writers: it changes
+ * them (then the primary only). */
+static void count_paused(struct fdr__writer *w, const struct fdr__site *s, uint8_t st,
+                         int lanes)
+{
+    if (st & FDR__S_RECORD)
+        count_nested(w);
+    if (!lanes || !(st & FDR__S_MULTI))
+        return;
+    uint32_t all = __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED);
+    for (uint32_t u = all & w->lanes_on; u; u &= u - 1)
+        __atomic_fetch_add(&w->lane[__builtin_ctz(u)].buf->hdr->nested, 1,
+                           __ATOMIC_RELAXED);
+    if (w->route_wanting) {
+        int in_own = w->buf == w->local && (st & FDR__S_RECORD);
+        want_count(w, all, in_own);
+        pending_add(w, all, in_own);
+    }
+}
+
 /* The work of fdr__reserve_slow(); *why tells why the event is not recorded
  * (0 when it is): -EBUSY nested or paused, -ENODATA disabled, -ENOMEM no
  * writer, -ENOSPC no room (counted), -E2BIG too large to print. A result
@@ -1498,9 +1581,10 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
     if (payload == (size_t)-1) {
         /* Nested in another event of this thread (signal handler). The
          * section still belongs to the interrupted event: do not leave it. */
-        if (w && w->buf)
+        if (w && w->buf) {
             count_nested(w);
-        else /* the interrupted event is this thread's first: no buffer yet */
+            nested_lanes(w, s);
+        } else /* the interrupted event is this thread's first: no buffer yet */
             nested_early++;
         *why = -EBUSY;
         return NULL;
@@ -1545,6 +1629,8 @@ hold_wait:
             __atomic_store_n(&t->in_section, 1, __ATOMIC_RELAXED);
             fdr__barrier();
         }
+        if (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE))
+            held_once = 1;       /* waited out: counted below, not waited for again */
         st = fdr__site_state(s); /* the change may select it, or not */
         if (!(st & (FDR__S_RECORD | FDR__S_PRINT | FDR__S_MULTI))) {
             *why = -ENODATA;
@@ -1552,22 +1638,30 @@ hold_wait:
         }
     }
     uint32_t on = __atomic_load_n(&t->enabled, __ATOMIC_ACQUIRE);
-    if (on == FDR__PAUSED && __atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE) &&
-        !held_once) {
+    if (on == FDR__PAUSED && !held_once &&
+        (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE) ||
+         __atomic_load_n(&t->enabled, __ATOMIC_ACQUIRE) != FDR__PAUSED)) {
         /* Paused by a move of the threads to new routes (fdr__writers_move
          * holds, then stops the writers; this thread looked at the hold
          * just before): wait for it as above, the event is not lost, and
-         * w->buf, which the move changes, is not read meanwhile. */
+         * w->buf, which the move changes, is not read meanwhile. Or the
+         * pause is over already: a move resumes the writers and only then
+         * lets go of its hold, so a thread preempted between its load of
+         * `enabled` and that of the hold saw neither, and counted its
+         * event in its primary ring only. It was lost to the other traces
+         * uncounted (fdr-daemon-early "lanes", TSan, CI: 1 event of
+         * 200,000 missing from fdrd's trace, counted in the program's). */
         held_once = 1;
         goto hold_wait;
     }
     if (on != 1) {
         /* Paused by fdr itself (flush, snapshot): the event is lost and
-         * must be counted. The controller may be reading the buffer, so
-         * only the atomic counter is touched. Off by the user's choice
-         * (fdr_set_tracing_enabled): not recorded, not counted. */
-        if (on == FDR__PAUSED && (st & FDR__S_RECORD))
-            count_nested(w);
+         * must be counted, in every trace that takes it. The controller
+         * may be reading the rings, so only their atomic counters are
+         * touched. Off by the user's choice (fdr_set_tracing_enabled):
+         * not recorded, not counted. */
+        if (on == FDR__PAUSED) /* no hold seen in the section: no move under way */
+            count_paused(w, s, st, !__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE));
         *why = on == FDR__PAUSED ? -EBUSY : -ENODATA;
         if (on == FDR__PAUSED) {
             /* A snapshot or flush is reading: this event is lost anyway,
@@ -1581,17 +1675,26 @@ hold_wait:
         goto out;
     }
     if (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE)) {
-        /* Routes are changing (fdr__writers_hold): counted, not written. */
+        /* Routes are changing (fdr__writers_hold) since this thread
+         * looked: waited for as above; counted, not written, once this
+         * thread waited its ~3 s (in its primary ring only: the move may
+         * be changing the others). */
+        if (!held_once) {
+            held_once = 1;
+            goto hold_wait;
+        }
         if (st & (FDR__S_RECORD | FDR__S_MULTI))
             count_nested(w);
         *why = -EBUSY;
         goto out;
     }
+    nested_lanes_settle(w); /* no move under way: this thread's lanes */
     size_t total = payload + FDR__EVENT_HEADER_SIZE;
     uint64_t now = fdr__now();
     char *p;
     if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE)) {
         reroute(w, now);
+        w->end_down = 1; /* fdr__commit_slow */
         /* The routes changed since st was read (the whole change can
          * come in between: this thread was not held yet): what the new
          * ones take. A trace started before the process lost its first
@@ -1776,6 +1879,19 @@ void fdr__commit_slow(char *end, char *tail)
         __atomic_store_n((uint64_t *)(void *)tail + 1, (uint64_t)(uintptr_t)end,
                          __ATOMIC_RELEASE);
         __atomic_store_n(&t->pos, end, __ATOMIC_RELAXED);
+    }
+    if (mw && mw->end_down) {
+        /* This event moved the thread to new routes: its next one takes
+         * the slow path too. A site's state is read before the fast path
+         * (include/fdr/trace.h, FDR__RECORD): a signal handler whose
+         * event moved the thread, between that read and the section of
+         * the event it interrupted, let that event take the fast path on
+         * the state from before the change, not copied into the new
+         * traces, and not counted (fdr-daemon-early "nested", ASan: 1
+         * main:ev of 92,736 missing from fdrd's trace). With `end` down,
+         * it takes the slow path, which reads the state again. */
+        mw->end_down = 0;
+        __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
     }
     leave_section(t);
 }

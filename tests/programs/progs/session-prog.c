@@ -72,12 +72,13 @@
  *       at a time (the waiting ones, while the K holders keep the rings),
  *       then it prints "ended" and exits 0 with the K holders still there
  *       (their ring is the route's only one: nobody takes one again)
- *   session-prog many THREADS N [go]
+ *   session-prog many THREADS N [go|flush]
  *       (with "go": once the line "go" is read) THREADS threads (up to
  *       4,000, small stacks) at once, each records N
  *       ses:tick (t, n = 0..N-1) and waits; prints "done" once all have,
  *       and at the end of input lets them end and exits 0 (the memory
- *       budget's test: their rings are all held while it waits)
+ *       budget's test: their rings are all held while it waits); with
+ *       "flush", main calls fdr_flush() over and over until they have
  *   session-prog grow IDLE N   (with FDR_EVENTS=-ses:*)
  *       once routed, IDLE threads (at most 64) record one ses:tick each
  *       (t = 1..IDLE, n = 0) and wait; prints "idle" once they have; at
@@ -824,13 +825,17 @@ static int soak(int nt, unsigned long n, const char *end)
     return 0;
 }
 
-static int many(int nt, unsigned long n, int wait_go)
+/* "many" (usage above). With "flush", each fdr_flush() pauses every
+ * writer: the events that come then are lost, and must be counted in
+ * every trace that takes them. */
+static int many(int nt, unsigned long n, const char *how)
 {
     static pthread_t th[4000];
     char line[64];
     if (nt < 1 || nt > 4000)
         return 2;
-    if (wait_go && (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0))
+    if (strcmp(how, "go") == 0 &&
+        (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2) != 0))
         return 4;
     go_n = n;
     pthread_attr_t a;
@@ -840,8 +845,13 @@ static int many(int nt, unsigned long n, int wait_go)
     for (int t = 0; t < nt; t++)
         if (pthread_create(&th[t], &a, many_thread, (void *)(intptr_t)t))
             return 3;
-    while (__atomic_load_n(&go_done, __ATOMIC_ACQUIRE) < nt)
-        usleep(1000);
+    int flush = strcmp(how, "flush") == 0;
+    while (__atomic_load_n(&go_done, __ATOMIC_ACQUIRE) < nt) {
+        if (!flush)
+            usleep(1000);
+        else if (fdr_flush() < 0)
+            return 5;
+    }
     puts("done");
     fflush(stdout);
     while (fgets(line, sizeof line, stdin))
@@ -1239,7 +1249,7 @@ int main(int argc, char **argv)
     if (argc == 5 && strcmp(argv[1], "pipe") == 0)
         return pipe_mode(atoi(argv[2]), argv[3], (unsigned)atoi(argv[4]));
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "many") == 0)
-        return many(atoi(argv[2]), strtoul(argv[3], NULL, 10), argc == 5);
+        return many(atoi(argv[2]), strtoul(argv[3], NULL, 10), argc == 5 ? argv[4] : "");
     if (argc == 4 && strcmp(argv[1], "grow") == 0)
         return grow(atoi(argv[2]), strtoul(argv[3], NULL, 10));
     if (argc == 4 && strcmp(argv[1], "waiters") == 0)
@@ -1251,7 +1261,7 @@ int main(int argc, char **argv)
     fprintf(
         stderr,
         "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
-        "go THREADS N [kill] | storm THREADS | many THREADS N [go] |\n"
+        "go THREADS N [kill] | storm THREADS | many THREADS N [go|flush] |\n"
         "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N |\n"
         "scribble ROUNDS [SEED] | bounds packet|content | pace THREADS [BURST [MAX]] |\n"
         "resume THREADS | shrink N | waiters THREADS N | grow IDLE N |\n"
