@@ -1272,11 +1272,20 @@ static void grow(struct fdr__writer *w, uint64_t now)
     if (b) {
         fdr__writer_carry_discards(w, now);
         move_packets(w, b);
-        /* What the thread lost since it took its first ring (backfill). */
-        uint64_t lost = discarded_total(w->local->hdr) - w->local_lost0;
-        put_local(w);
+        /* What the thread lost since it took its first ring (backfill),
+         * read once the new ring is the one a signal handler's event of
+         * this thread counts in (count_nested): one counted in the old
+         * ring after the read was in neither (put_local takes a lock, where
+         * a handler ran: fdr-daemon-early "nested", TSan, 1 run in 10). */
+        struct fdr__buf *old = w->local;
+        uint64_t b0 = discarded_total(b->hdr);
         w->buf = w->local = b;
-        w->local_lost0 = discarded_total(b->hdr) - lost;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        uint64_t lost = discarded_total(old->hdr) - w->local_lost0;
+        w->local_lost0 = b0 - lost;
+        w->local = old;
+        put_local(w);
+        w->local = b;
         w->took_at = now;
     } else {
         w->grow_after = now + ticks_per_s() / 4; /* the budget is full */
@@ -1630,12 +1639,12 @@ hold_wait:
             fdr__barrier();
         }
         if (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE))
-            held_once = 1;       /* waited out: counted below, not waited for again */
-        st = fdr__site_state(s); /* the change may select it, or not */
-        if (!(st & (FDR__S_RECORD | FDR__S_PRINT | FDR__S_MULTI))) {
-            *why = -ENODATA;
-            goto out;
-        }
+            held_once = 1; /* waited out: counted below, not waited for again */
+    }
+    st = fdr__site_state(s); /* a change of routes may select it, or not */
+    if (!(st & (FDR__S_RECORD | FDR__S_PRINT | FDR__S_MULTI))) {
+        *why = -ENODATA;
+        goto out;
     }
     uint32_t on = __atomic_load_n(&t->enabled, __ATOMIC_ACQUIRE);
     if (on == FDR__PAUSED && !held_once &&
@@ -1695,6 +1704,16 @@ hold_wait:
     if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE)) {
         reroute(w, now);
         w->end_down = 1; /* fdr__commit_slow */
+        /* A change of routes holds the writers, sets the rings, then the
+         * states (daemon.c, routes_apply). One that began after this
+         * thread looked at the hold may have given the ring and not yet
+         * the state: the event, read without the new trace, was neither
+         * copied there nor counted (fdr-daemon-early "nested", TSan: 1
+         * main:ev at the route's arrival). Waited for, then read. */
+        if (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE) && !held_once) {
+            held_once = 1;
+            goto hold_wait;
+        }
         /* The routes changed since st was read (the whole change can
          * come in between: this thread was not held yet): what the new
          * ones take. A trace started before the process lost its first
