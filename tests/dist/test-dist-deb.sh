@@ -36,6 +36,26 @@ fail() {
 for t in dpkg-buildpackage dh lintian pkg-config cc man; do
     command -v $t >/dev/null || fail "$t is missing (scripts/deps.sh test installs it)"
 done
+# One run of this test at a time on the machine: two suites at once (CI
+# beside a user's `make test`) installed and removed each other's packages
+# (dpkg: "frontend lock was locked by another process"). The lock is in a
+# directory of /run only root can write to: no link planted by another user.
+[ -d /run/fdr-tests ] || mkdir -m 0700 /run/fdr-tests || fail "cannot make /run/fdr-tests"
+exec 9>/run/fdr-tests/dist-deb.lock || fail "cannot open /run/fdr-tests/dist-deb.lock"
+flock -w 900 9 || fail "another run of this test held /run/fdr-tests/dist-deb.lock for 15 minutes"
+# dpkg ARGS, its output in LOG, waiting up to 5 minutes while another dpkg
+# or apt holds dpkg's lock (unattended-upgrades on a fresh machine): dpkg
+# itself gives up at once.
+dpkg_wait() {
+    log=$1
+    shift
+    i=0
+    until dpkg "$@" >"$log" 2>&1; do
+        grep -q 'lock' "$log" && [ $i -lt 300 ] || return 1
+        i=$((i + 1))
+        sleep 1
+    done
+}
 for p in $PKGS; do
     # dpkg -s also knows a package purged before ("unknown ok not-installed")
     if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$'; then
@@ -82,12 +102,13 @@ for f in $debs; do
     dpkg-deb -c "$f" | awk '$1 !~ /^d/ { print substr($6, 2) }'
 done >"$WORK/files"
 cleanup() {
-    dpkg -P $PKGS >"$WORK/purge.log" 2>&1
+    # shellcheck disable=SC2086
+    dpkg_wait "$WORK/purge.log" -P $PKGS
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 # shellcheck disable=SC2086
-dpkg -i $debs >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; fail "dpkg -i"; }
+dpkg_wait "$WORK/install.log" -i $debs || { cat "$WORK/install.log"; fail "dpkg -i"; }
 for f in /usr/bin/fdr /usr/bin/fdrd /usr/bin/fdr-gen /usr/lib/systemd/user/fdrd.socket \
     /usr/lib/systemd/user/fdrd.service /usr/share/bash-completion/completions/fdr; do
     [ -f "$f" ] || fail "not installed: $f"
@@ -118,7 +139,7 @@ FDR_DAEMON=off /usr/bin/fdr record --quiet -o "$WORK/record" -- ./consumer >/dev
 # ---- 4. remove --------------------------------------------------------------------
 trap - EXIT
 # shellcheck disable=SC2086
-dpkg -P $PKGS >"$WORK/purge.log" 2>&1 || { cat "$WORK/purge.log"; fail "dpkg -P"; }
+dpkg_wait "$WORK/purge.log" -P $PKGS || { cat "$WORK/purge.log"; fail "dpkg -P"; }
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$' && fail "$p still installed after dpkg -P"
 done
