@@ -215,6 +215,11 @@ void fdr__drainer_main(int sock, int pidfd, int trace, void *shared, pid_t progr
     page = shared;
     out_states = (struct fdr__out_state *)((char *)shared + FDR__DRAIN_STATES_AT);
     trace_fd = trace;
+    /* Out of the program's session first of all: the program took us out
+     * of its process group (consumer.c, helper_clone), and this is the
+     * rest. EPERM when that made us a group leader already; fdr-drain did
+     * it before its exec. */
+    syscall(SYS_setsid);
     fdr__metadata_freeze_procname(1, page->procname);
     sigset_t all;
     sigfillset(&all);
@@ -222,14 +227,13 @@ void fdr__drainer_main(int sock, int pidfd, int trace, void *shared, pid_t progr
     prctl(PR_SET_NAME, "fdr-drain", 0, 0, 0);
     /* fdr-drain was niced and made a session of its own before its exec
      * (consumer.c, spawn_child); a clone of the program is here. A session
-     * of its own: a signal to the program's process group must not end
-     * the helper with the program, which is when it has its work to do:
+     * of its own (above): a signal to the program's process group must not
+     * end the helper with the program, which is when it has its work to do:
      * `timeout -s KILL`, `kill -9 -PGID`, a shell's `kill -9 %1` killed
      * both, and the events the consumer had not written were lost,
      * uncounted (1,296 of 3,000). No terminal is ours either, so its
      * hangup does not reach us. */
     syscall(SYS_setpriority, PRIO_PROCESS, 0, FDR__DRAIN_NICE);
-    syscall(SYS_setsid);
     /* Keep only sock, pidfd and trace_fd: the program's pipes and sockets
      * must not stay open because of us. */
     int keep[3] = {sock, pidfd, trace_fd};

@@ -742,8 +742,9 @@ def full_run(mnt, filler):
     name = "session-prog-%d" % p.pid
     total = sum(emitted.values())
     h.wait_for(lambda: h.bt_total(os.path.join(last, name)) == total,
-               "relayd holds the session after the gap, %d events and discarded"
-               % total, limit=300)
+               lambda: "relayd holds the session after the gap, %d events and discarded "
+               "(it holds %s)" % (total, h.bt_total(os.path.join(last, name))),
+               limit=300)
     c.check(status("F")["discarded"] > 0, "fdr status counts the gap: %s" % status("F"))
     # A connection that worked for a while: the next wait starts at 0.1 s.
     t0 = time.monotonic()
