@@ -52,6 +52,30 @@ void off_diag_fn(void *ctx, const char *file, uint64_t offset, const char *what)
                 (unsigned long long)offset, what);
 }
 
+unsigned off_unfinished(struct fdr__reader *r, const char *verb)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < fdr__reader_procs(r); i++) {
+        const struct fdr__rd_proc *p = fdr__reader_proc(r, i);
+        if (p->unfinished == 2)
+            fprintf(stderr,
+                    "fdr %s: %s: warning: process %u ended before finishing this "
+                    "trace (killed with its drain helper, or without one): the "
+                    "events it had not written yet are lost, and no count says how "
+                    "many\n",
+                    verb, p->path, p->pid);
+        else if (p->unfinished == 3)
+            fprintf(stderr,
+                    "fdr %s: %s: warning: fdrd ended before finishing this trace of "
+                    "process %u (killed, and not started again while the process "
+                    "lived): the events fdrd had not written yet are lost, and no "
+                    "count says how many\n",
+                    verb, p->path, p->pid);
+        n += p->unfinished >= 2;
+    }
+    return n;
+}
+
 int off_open(const char *dir, struct off_diag *d, struct fdr__reader **r)
 {
     /* One descriptor per stream file: allow as many as the hard limit. */
@@ -62,23 +86,8 @@ int off_open(const char *dir, struct off_diag *d, struct fdr__reader **r)
     }
     int err = fdr__reader_open(dir, off_diag_fn, d, r);
     if (err == 0) {
-        for (unsigned i = 0; i < fdr__reader_procs(*r) && !d->quiet; i++) {
-            const struct fdr__rd_proc *p = fdr__reader_proc(*r, i);
-            if (p->unfinished == 2)
-                fprintf(stderr,
-                        "fdr %s: %s: warning: process %u ended before finishing this "
-                        "trace (killed with its drain helper, or without one): the "
-                        "events it had not written yet are lost, and no count says how "
-                        "many\n",
-                        d->verb, p->path, p->pid);
-            else if (p->unfinished == 3)
-                fprintf(stderr,
-                        "fdr %s: %s: warning: fdrd ended before finishing this trace of "
-                        "process %u (killed, and not started again while the process "
-                        "lived): the events fdrd had not written yet are lost, and no "
-                        "count says how many\n",
-                        d->verb, p->path, p->pid);
-        }
+        if (!d->quiet)
+            off_unfinished(*r, d->verb);
         return 0;
     }
     if (d->quiet)

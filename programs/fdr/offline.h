@@ -26,6 +26,11 @@ void off_diag_fn(void *ctx, const char *file, uint64_t offset, const char *what)
  * trace in it, out of memory. */
 int off_open(const char *dir, struct off_diag *d, struct fdr__reader **r);
 
+/* One warning line on stderr for each process whose trace was not finished
+ * (its open mark: common/tracedir.h): what it had not written is lost,
+ * uncounted. Returns how many. off_open says them, unless quiet. */
+unsigned off_unfinished(struct fdr__reader *r, const char *verb);
+
 /* Parses a pattern list (docs/environment.md) for `verb`; a bad item is
  * ONE line "fdr VERB: bad pattern 'SPEC' (WHAT): why", status 2 and *out
  * NULL. Unless `events_only` is 0, tunables (NAME=VALUE) and help/list are

@@ -227,6 +227,9 @@ static void summary(const char *dir)
         }
         procs = fdr__reader_procs(r);
         bytes = fdr__reader_bytes(r);
+        /* A process killed with its drain helper (or without one) left
+         * its trace open: the summary's counts are not all it recorded. */
+        off_unfinished(r, "record");
         fdr__reader_close(r);
     }
     char note[128] = "";

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import termios
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import fdrtest as c  # noqa: E402
@@ -144,6 +145,38 @@ o, e = pr.communicate(timeout=60)
 c.check(pr.returncode == 1, "SIGTERM forwarded: the command counted %d signals (exit %d), not 1"
         % (pr.returncode, pr.returncode))
 c.check(SUMMARY.match(e.strip()) is not None, "fwd: %r" % e)
+
+# A command killed with nothing to finish its trace (FDR_DRAIN=off: no drain
+# helper) after its trace was begun: its event is lost, uncounted, and the
+# summary says so in a line of its own, naming the process (it said
+# "1 events recorded"-style numbers only, as if the trace were whole).
+d = fresh("cut")
+pr = subprocess.Popen([fdr, "record", "-o", d, "--", prog, "sigcount"], stdout=subprocess.PIPE,
+                      stderr=subprocess.PIPE, text=True, env=dict(env, FDR_DRAIN="off"))
+c.check(pr.stdout.readline() == "ready\n", "cut: no ready")
+# The process's directory, once its classes are written (the consumer
+# thread's first work): then a trace exists that the kill leaves unfinished.
+t0 = time.monotonic()
+procs = []
+while time.monotonic() - t0 < 120:
+    procs = [x for x in os.listdir(d) if os.path.exists(os.path.join(d, x, ".fdr-classes"))] \
+        if os.path.isdir(d) else []
+    if procs:
+        break
+    time.sleep(0.01)
+c.check(len(procs) == 1, "cut: no process directory with its classes within 120 s: %s" % procs)
+if procs:
+    os.kill(int(procs[0].rsplit("-", 1)[1]), signal.SIGKILL)
+o, e = pr.communicate(timeout=60)
+c.check(pr.returncode == -signal.SIGKILL, "cut: fdr record status %d" % pr.returncode)
+lines = e.splitlines()
+warn = re.compile(r"^fdr record: %s: warning: process %s ended before finishing this trace "
+                  r"\(killed with its drain helper, or without one\): the events it had not "
+                  r"written yet are lost, and no count says how many$"
+                  % (re.escape(os.path.join(d, procs[0] if procs else "?")),
+                     procs[0].rsplit("-", 1)[1] if procs else "?"))
+c.check(len(lines) == 2 and warn.match(lines[0]) and SUMMARY.match(lines[1]),
+        "cut: not one warning line then the summary: %r" % e)
 
 # ^C on a terminal: the command gets it from the terminal, not again from fdr.
 # (Not under TSan: FDR_TEST_NO_TTY, see fdr-offline.cmake.)
