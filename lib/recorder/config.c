@@ -374,11 +374,12 @@ void fdr__config_load(void)
     if (rw && *rw && !fdr__cfg.test_reuse_wait)
         fdr__warn("FDR_TEST_REUSE_WAIT=\"%s\" is not valid (1); using off", rw);
     /* Tests only: fdr's first move of the threads to new routes holds
-     * them for 2 s before it stops them (section.c, fdr__writers_move). */
+     * them for 2 s before it stops them (section.c, fdr__writers_move);
+     * "long": 10 s, past the ~3 s a writer waits for a hold. */
     const char *mh = getenv("FDR_TEST_MOVE_HOLD");
-    fdr__cfg.test_move_hold = mh && strcmp(mh, "1") == 0;
+    fdr__cfg.test_move_hold = !mh ? 0 : strcmp(mh, "1") == 0 ? 2 : strcmp(mh, "long") == 0 ? 10 : 0;
     if (mh && *mh && !fdr__cfg.test_move_hold)
-        fdr__warn("FDR_TEST_MOVE_HOLD=\"%s\" is not valid (1); using off", mh);
+        fdr__warn("FDR_TEST_MOVE_HOLD=\"%s\" is not valid (1 or long); using off", mh);
     crash_load();
     snapshot_load();
 }

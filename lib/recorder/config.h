@@ -32,7 +32,7 @@ struct fdr__config {
     int test_no_rings;             /* FDR_TEST_NO_RINGS (tests only, daemon.c) */
     uint64_t test_kill_handing;    /* FDR_TEST_KILL_HANDING (tests only, writer.c) */
     int test_reuse_wait;           /* FDR_TEST_REUSE_WAIT (tests only, writer.c) */
-    int test_move_hold;            /* FDR_TEST_MOVE_HOLD (tests only, section.c) */
+    int test_move_hold;            /* FDR_TEST_MOVE_HOLD, s (tests only, section.c) */
     /* crash dumps (crash.c) */
     int crash_on;                /* FDR_CRASH and FDR_CRASH_SIGNALS: 0 = off */
     uint8_t crash_signals[NSIG]; /* FDR_CRASH_SIGNALS, 1 = handled */

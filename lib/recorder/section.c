@@ -355,8 +355,10 @@ volatile const uint32_t *fdr_is_in_tracing_section_ptr(fdr_thread_t *thread)
 }
 
 /* FDR_TEST_MOVE_HOLD (tests only): the first move holds the writers for
- * 2 s before it takes their lock, and says so on stderr: a thread that
- * ends meanwhile must still move (writer.c, hold_gone). */
+ * 2 s (or 10: "long") before it takes their lock, and says so on stderr,
+ * at its start and end: a thread that ends meanwhile must still move
+ * (writer.c, hold_gone), and the event of one that waits past its ~3 s
+ * must be counted in every trace (writer.c, reserve). */
 static void test_move_hold(void)
 {
     static int said;
@@ -364,10 +366,12 @@ static void test_move_hold(void)
         return;
     static const char msg[] = "fdr: FDR_TEST_MOVE_HOLD: holding\n";
     ssize_t r = write(2, msg, sizeof msg - 1);
-    (void)r;
-    struct timespec s2 = {2, 0};
+    struct timespec s2 = {fdr__cfg.test_move_hold, 0};
     while (nanosleep(&s2, &s2) < 0 && errno == EINTR)
         ;
+    static const char end[] = "fdr: FDR_TEST_MOVE_HOLD: held\n";
+    r = write(2, end, sizeof end - 1);
+    (void)r;
 }
 
 /* Moves every thread that has not moved to the current routes yet, on its

@@ -1557,13 +1557,17 @@ static void nested_lanes(struct fdr__writer *w, const struct fdr__site *s)
  * as a recorded one is copied (reserve, commit_multi_rest). Before, only
  * the primary counted it: with FDR_OUTPUT, fdrd's traces lost it
  * uncounted. Not `lanes` while a move holds the writers: it changes
- * them (then the primary only). */
+ * them (then kept for the lanes the move leaves: nested_lanes). */
 static void count_paused(struct fdr__writer *w, const struct fdr__site *s, uint8_t st,
                          int lanes)
 {
     if (st & FDR__S_RECORD)
         count_nested(w);
-    if (!lanes || !(st & FDR__S_MULTI))
+    if (!lanes) {
+        nested_lanes(w, s); /* kept until the move is over */
+        return;
+    }
+    if (!(st & FDR__S_MULTI))
         return;
     uint32_t all = __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED);
     for (uint32_t u = all & w->lanes_on; u; u &= u - 1)
@@ -1686,14 +1690,17 @@ hold_wait:
     if (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE)) {
         /* Routes are changing (fdr__writers_hold) since this thread
          * looked: waited for as above; counted, not written, once this
-         * thread waited its ~3 s (in its primary ring only: the move may
-         * be changing the others). */
+         * thread waited its ~3 s: in its primary ring, and for the other
+         * traces kept until the move is over (nested_lanes: the move may
+         * be changing the lanes). Before, the primary alone counted it:
+         * with FDR_OUTPUT, fdrd's traces lost it uncounted. */
         if (!held_once) {
             held_once = 1;
             goto hold_wait;
         }
         if (st & (FDR__S_RECORD | FDR__S_MULTI))
             count_nested(w);
+        nested_lanes(w, s);
         *why = -EBUSY;
         goto out;
     }

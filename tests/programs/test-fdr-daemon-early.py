@@ -63,6 +63,12 @@ is read with bt2, per process and thread: recorded + discarded == emitted
            the rings to overwrite under them; per thread recorded +
            discarded == emitted (before: each thread's first packet, n 0-220,
            neither in the trace nor counted, 3 runs of 3)
+  held     2 threads with FDR_OUTPUT record without pause while fdr's
+           thread holds the writers 10 s to move the idle main thread
+           (FDR_TEST_MOVE_HOLD=long): a writer waits ~3 s for a hold,
+           then counts its event; per thread recorded + discarded ==
+           emitted in fdrd's trace and in the own (before: counted in the
+           own only)
   spawn    fork + exec and system(): the exec'd image and the command
            system() runs each arrive under their own process directory
 
@@ -546,6 +552,52 @@ if want("window"):
     kept = check_proc("window", ev, lost, q.pid, counts)
     summary.append("window: 2 threads, %d events: %d in fdrd's trace, the rest counted" %
                    (sum(counts.values()), kept))
+
+
+# ---- held: a hold longer than a writer waits for ---------------------------------
+# The main thread records once and goes quiet; 2 threads record without
+# pause (storm 2 tick idle). fdr's thread moves main to the new routes
+# (the trace's, or a second trace's started after) on its behalf, holding
+# every writer first; FDR_TEST_MOVE_HOLD=long makes
+# that hold last 10 s. A writer that meets it waits ~3 s, then counts its
+# event as discarded and goes on. It was counted in the primary ring (the
+# program's own trace) alone, and lost to fdrd's trace uncounted
+# (writer.c, reserve: now kept for the lanes until the move is over).
+if want("held"):
+    out = trace("HE")
+    own = os.path.join(s.work, "own-held")
+    q = subprocess.Popen([prog, "storm", "2", "tick", "idle"],
+                         env=dict(env, FDR_OUTPUT=own, FDR_MODE="discard",
+                                  FDR_TEST_MOVE_HOLD="long"),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    s.pids.add(q.pid)
+    c.check(h.line(q) == "ready\n", "held: the threads run")
+    # A second trace, started now, changes the routes after main's event:
+    # main is then behind, for fdr's thread to move, whether or not the
+    # first trace's route came before main recorded (under TSan it did).
+    s.fdr("create", "HE2", "-o", os.path.join(s.work, "HE2"))
+    s.fdr("enable", "HE2", "ses:rare")
+    s.fdr("start", "HE2")
+    said = []
+    for want_line in ("FDR_TEST_MOVE_HOLD: holding", "FDR_TEST_MOVE_HOLD: held"):
+        got = h.line(q, q.stderr)
+        said.append(got)
+        c.check(want_line in got, "held: stderr %r, waited for %r" % (said, want_line))
+    q.stdin.close()
+    counts = {}
+    for _ in range(2):
+        t, n = h.line(q).split()
+        counts[int(t)] = int(n)
+    c.check(q.wait(timeout=120) == 0, "held: exit %d" % q.returncode)
+    counts[2] = 1  # main's one event
+    s.fdr("destroy", "HE2")
+    ev, lost, dirs = finish("HE", out)
+    kept = check_proc("held", ev, lost, q.pid, counts)
+    oev, olost, odirs = read(own)
+    check_proc("held (own trace)", oev, olost, q.pid, counts)
+    summary.append("held: 2 threads, %d events through a 10 s hold: %d in fdrd's trace, the "
+                   "rest counted" % (sum(counts.values()), kept))
 
 
 # ---- fork + exec, system() --------------------------------------------------------

@@ -55,11 +55,13 @@
  *       main prints "ready", then per line of stdin records ses:mark (t =
  *       gain, n = the line's number, from 1) and prints "marked N"; at end
  *       of input stops the thread and exits 0
- *   session-prog storm THREADS [tick]
+ *   session-prog storm THREADS [tick [idle]]
  *       THREADS threads record ses:tick and ses:rare (t, n) without pause
  *       until the end of input; prints "ready" once they run; with
  *       "tick", ses:tick alone, and at the end "t N" for each thread (N
- *       events recorded, n = 0..N-1)
+ *       events recorded, n = 0..N-1); with "idle", main records one
+ *       ses:tick (t = 2, n = 0) first and then nothing: a thread fdr's
+ *       own thread moves to new routes on its behalf
  *   session-prog waiters THREADS N   (with FDR_EVENTS=-ses:*)
  *       once routed, at the line "go" starts THREADS threads (at most 16)
  *       one after the other: each records N ses:tick (t, n = 0..N-1) and
@@ -1226,13 +1228,16 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && strcmp(argv[1], "steer") == 0)
         return steer();
-    if ((argc == 3 || (argc == 4 && strcmp(argv[3], "tick") == 0)) &&
+    if ((argc == 3 || (argc >= 4 && strcmp(argv[3], "tick") == 0)) &&
+        (argc <= 4 || (argc == 5 && strcmp(argv[4], "idle") == 0)) &&
         strcmp(argv[1], "storm") == 0) {
         int nt = atoi(argv[2]);
         pthread_t th[16];
         if (nt < 1 || nt > 16)
             return 2;
-        storm_tick = argc == 4;
+        storm_tick = argc >= 4;
+        if (argc == 5)
+            fdr_trace(ses, tick, "t=%d n=%d", 2, 0);
         for (int t = 0; t < nt; t++)
             pthread_create(&th[t], NULL, storm, (void *)(intptr_t)t);
         puts("ready");
@@ -1261,7 +1266,7 @@ int main(int argc, char **argv)
     fprintf(
         stderr,
         "usage: session-prog hold NAME CHECKSUM LONG_SIZE | spin | start | "
-        "go THREADS N [kill] | storm THREADS | many THREADS N [go|flush] |\n"
+        "go THREADS N [kill] | storm THREADS [tick [idle]] | many THREADS N [go|flush] |\n"
         "pipe THREADS kill|segv|abrt|exit MS | forks K N [T] | exec N |\n"
         "scribble ROUNDS [SEED] | bounds packet|content | pace THREADS [BURST [MAX]] |\n"
         "resume THREADS | shrink N | waiters THREADS N | grow IDLE N |\n"
