@@ -511,6 +511,17 @@ if want("exiting"):
     summary.append("exiting: 2 programs of 8 threads x 2,000 events that end while fdr's "
                    "thread moves them: %s in fdrd's trace, the rest counted" % moved)
 
+def storm_end(q, nt, what):
+    """Ends `session-prog storm nt tick`: {t: events it recorded}."""
+    q.stdin.close()
+    counts = {}
+    for _ in range(nt):
+        t, n = h.line(q).split()
+        counts[int(t)] = int(n)
+    c.check(q.wait(timeout=120) == 0, "%s: exit %d" % (what, q.returncode))
+    return counts
+
+
 # ---- window: the window's end under threads that record -----------------------
 # fdrd stopped (SIGSTOP): 2 threads record ses:tick without pause (storm ...
 # tick) into their own 64 KiB rings, held for the trace that wants their
@@ -542,12 +553,7 @@ if want("window"):
     finally:
         os.kill(fdrd, signal.SIGCONT)
     h.wait_route(q)
-    q.stdin.close()
-    counts = {}
-    for _ in range(2):
-        t, n = h.line(q).split()
-        counts[int(t)] = int(n)
-    c.check(q.wait(timeout=120) == 0, "window: exit %d" % q.returncode)
+    counts = storm_end(q, 2, "window")
     ev, lost, dirs = finish("WI", out)
     kept = check_proc("window", ev, lost, q.pid, counts)
     summary.append("window: 2 threads, %d events: %d in fdrd's trace, the rest counted" %
@@ -584,12 +590,7 @@ if want("held"):
         got = h.line(q, q.stderr)
         said.append(got)
         c.check(want_line in got, "held: stderr %r, waited for %r" % (said, want_line))
-    q.stdin.close()
-    counts = {}
-    for _ in range(2):
-        t, n = h.line(q).split()
-        counts[int(t)] = int(n)
-    c.check(q.wait(timeout=120) == 0, "held: exit %d" % q.returncode)
+    counts = storm_end(q, 2, "held")
     counts[2] = 1  # main's one event
     s.fdr("destroy", "HE2")
     ev, lost, dirs = finish("HE", out)
