@@ -661,6 +661,18 @@
     return lo;
   }
 
+  // the first index past every element <= x: the end of a view [a, x]
+  // holds every point at x (several events share a time: a time of ~1.8e9
+  // s as a double steps by 238 ns, and x + 1e-9 is x again)
+  function upperBound(arr, x) {
+    let lo = 0, hi = arr.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (arr[mid] <= x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
   // --------------------------------------------------------------- charts
   function plottedFields() {
     return S.charts.flatMap((c) => c.fields);
@@ -1011,7 +1023,7 @@
       let lo = 0, hi = s.t.length;
       if (view) {
         lo = Math.max(0, lowerBound(s.t, view[0]) - 1);           // one before: lines enter the view
-        hi = Math.min(s.t.length, lowerBound(s.t, view[1] + 1e-9) + 1);
+        hi = Math.min(s.t.length, upperBound(s.t, view[1]) + 1);        // and one after
       }
       cols.push(breakGaps(s.t.slice(lo, hi), s.v.slice(lo, hi), view));
     }
@@ -1114,7 +1126,7 @@
     });
     const x = d[0];
     const lo = view ? lowerBound(x, view[0]) : 0;
-    const hi = view ? lowerBound(x, view[1] + 1e-9) : x.length;
+    const hi = view ? upperBound(x, view[1]) : x.length;
     c.keys.forEach((k, i) => {
       const col = d[i + 1] || [];
       let mn = Infinity, mx = -Infinity, sum = 0, n = 0, last = null;
@@ -1246,15 +1258,6 @@
       return;
     clearTimeout(S.refineTimer);
     S.refineTimer = setTimeout(refineNow, 30);
-  }
-
-  function upperBound(arr, x) {
-    let lo = 0, hi = arr.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (arr[mid] <= x) lo = mid + 1; else hi = mid;
-    }
-    return lo;
   }
 
   async function refineNow() {
