@@ -195,15 +195,20 @@ async function staleRange(S, b, sc, inTrace) {
 // exactly the trace's. The page cut the view's end at the first point of
 // its time (x + 1e-9 is x at ~1.8e9 s): at a zoom whose end fell on a
 // shared time, CI saw 542 points of 550.
-async function viewEnd(S, b) {
-  const trace = path.join(S.work, "short");
-  const prog = spawn(A.prog, ["--square", "4000", "--count", "300"],
-                     {env: Object.assign({}, S.env, {FDR_OUTPUT: trace}), stdio: "inherit"});
+// scope-prog args, recorded in a trace of its own at dir (FDR_OUTPUT):
+// its scope:square events, read by bt2 once it has ended.
+async function recordSquare(S, dir, args) {
+  const prog = spawn(A.prog, args, {env: Object.assign({}, S.env, {FDR_OUTPUT: dir}), stdio: "inherit"});
   S.procs.push(prog);
   S.note(prog.pid);
   const st = await new Promise((r) => prog.on("exit", (code, sig) => r({code, sig})));
-  check(st.code === 0, "scope-prog --square 4000 --count 300 ended with " + JSON.stringify(st));
-  const evs = readTrace(trace).filter((e) => e.name === "scope:square");
+  check(st.code === 0, `scope-prog ${args.join(" ")} ended with ` + JSON.stringify(st));
+  return readTrace(dir).filter((e) => e.name === "scope:square");
+}
+
+async function viewEnd(S, b) {
+  const trace = path.join(S.work, "short");
+  const evs = await recordSquare(S, trace, ["--square", "4000", "--count", "300"]);
   check(evs.length === 300, `the short trace has ${evs.length} scope:square events, not 300`);
   const time = scopeTime(trace);
   const want = evs.map((e) => [time(e), e.fields.value]);
@@ -232,14 +237,8 @@ async function viewEnd(S, b) {
 main("scope-replay", async () => {
   const S = new Session();
   const trace = path.join(S.work, "trace");
-  const prog = spawn(A.prog, ["--square", "500", "--count", "50000", "--rate", "25000", "--chunks",
-                              "--report", path.join(S.work, "report")],
-                     {env: Object.assign({}, S.env, {FDR_OUTPUT: trace}), stdio: "inherit"});
-  S.procs.push(prog);
-  S.note(prog.pid);
-  const st = await new Promise((r) => prog.on("exit", (code, sig) => r({code, sig})));
-  check(st.code === 0, "scope-prog --square ended with " + JSON.stringify(st));
-  const evs = readTrace(trace).filter((e) => e.name === "scope:square");
+  const evs = await recordSquare(S, trace, ["--square", "500", "--count", "50000", "--rate", "25000",
+                                            "--chunks", "--report", path.join(S.work, "report")]);
   check(evs.length > 1000, `the trace has ${evs.length} scope:square events`);
   // the times as the scope computes them (not Number(ts_ns) / 1e9, which
   // rounds another way): the page's points are compared exactly
