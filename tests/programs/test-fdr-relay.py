@@ -735,16 +735,35 @@ def full_run(mnt, filler):
     c.check(not os.path.exists(os.path.join(out, HOST)) or HOST == host,
             "nothing stored under the nodename %s" % HOST)
     # The program stops, then relayd's disk has room: the next attempt
-    # works, and that relay session reads alone, exact per thread.
+    # works, and that relay session reads alone, exact per thread. Room
+    # once fdrd has written all of the program into its spool (its open
+    # mark gone): an attempt starts at the spool's end, and one made while
+    # fdrd still wrote the program's last packets there sent them, filled
+    # the freed MiB again, and no attempt after it could write even its
+    # metadata (CI at load 15: relayd's disk full for the test's last 4
+    # minutes).
     emitted, _, _ = end_pace(p)
+    spooled = os.path.join(s.traces()["F"]["output"], "session-prog-%d" % p.pid)
+    h.wait_for(lambda: os.path.isdir(spooled) and
+               not os.path.exists(os.path.join(spooled, ".fdr-open-fdrd")),
+               "fdrd to finish the program's trace in its spool (%s without .fdr-open-fdrd)"
+               % spooled)
     os.unlink(filler)
-    last = relay_dirs(out, "F", host)[-1]
     name = "session-prog-%d" % p.pid
     total = sum(emitted.values())
-    h.wait_for(lambda: h.bt_total(os.path.join(last, name)) == total,
+    # The newest relay session at each look: the attempt that works may
+    # come after this line, in a directory of its own when the one before
+    # it sent a packet (CI at load 15: the directory taken at once held
+    # nothing readable for 290 s).
+    def newest():
+        return relay_dirs(out, "F", host)[-1]
+    h.wait_for(lambda: h.bt_total(os.path.join(newest(), name)) == total,
                lambda: "relayd holds the session after the gap, %d events and discarded "
-               "(it holds %s)" % (total, h.bt_total(os.path.join(last, name))),
+               "(its newest session %s holds %s; sessions %s)"
+               % (total, os.path.basename(newest()), h.bt_total(os.path.join(newest(), name)),
+                  [os.path.basename(d) for d in relay_dirs(out, "F", host)]),
                limit=300)
+    last = newest()
     c.check(status("F")["discarded"] > 0, "fdr status counts the gap: %s" % status("F"))
     # A connection that worked for a while: the next wait starts at 0.1 s.
     t0 = time.monotonic()
