@@ -37,6 +37,43 @@ def proto_version():
     return int(m.group(1))
 
 
+def proc_start(pid):
+    """When process pid started (clock ticks since boot, /proc/PID/stat), or
+    None when there is none: with the pid, who it is."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class Pids:
+    """The processes a test started, each known by its pid and its start
+    time: at the end only those still the same process are killed. pids
+    wrap at 32768 here, and a kill of a pid noted long ago (a program that
+    had ended, an fdrd whose pid file stayed) SIGKILLed another test's
+    process that had taken it (CI's ASan stage: safety-fork "Subprocess
+    killed" at 55 s, beside the session tests)."""
+
+    def __init__(self):
+        self.start = {}
+
+    def add(self, pid):
+        if pid and pid not in self.start:
+            self.start[pid] = proc_start(pid)
+
+    def __len__(self):
+        return len(self.start)
+
+    def __iter__(self):
+        return iter(list(self.start))
+
+    def same(self, pid):
+        """pid is still the process noted (not one that took its pid)."""
+        s = self.start.get(pid)
+        return s is not None and proc_start(pid) == s
+
+
 def pid_alive(pid):
     """True while any thread of process pid exists and is not a zombie. A
     killed process's first thread can be a zombie while the others still
@@ -152,7 +189,7 @@ class Session:
                    LC_ALL="C")
         env.pop("XDG_RUNTIME_DIR", None)
         self.env = env
-        self.pids = set()
+        self.pids = Pids()
         atexit.register(self.kill_all)
         # a TIMEOUT that sends SIGTERM first still runs the atexit handler
         signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(1))
@@ -190,9 +227,16 @@ class Session:
         return pid
 
     def kill_all(self):
-        self.note_daemon()
+        # the pid file's fdrd only if it is still this build's fdrd: the
+        # file outlives the daemon, and its pid may be another's now
+        pid = self.daemon_pid()
+        try:
+            if pid and os.readlink("/proc/%d/exe" % pid) == os.path.realpath(self.fdrd_bin):
+                self.pids.add(pid)
+        except OSError:
+            pass
         for pid in self.pids:
-            if pid_alive(pid):
+            if self.pids.same(pid) and pid_alive(pid):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
@@ -497,6 +541,28 @@ def early_check(what, ev, lost, pid, want, t_any=False, moved=False):
             "%s pid %d: recorded + discarded per t %s (+%d) == emitted %s (first "
             "missing n per t: %s)" % (what, pid, got, orphan, want, missing))
     return sum(len(es) for es in ev.get(pid, {}).values())
+
+
+def early_exact_threads(what, ev, lost, pid, nt, n):
+    """(tests/programs/test-fdr-daemon-early.py, -ended.py, over early_read's
+    output) Every one of pid's nt threads: its n events, or counted, on it (a
+    thread whose every event was counted has none to say its t). Or, for
+    a thread with neither events nor a count of its own, its n counted in
+    another thread's packet: what a thread recorded while no ring of the
+    route was free is counted in the next ring of it taken (docs/daemon.md:
+    exact per process, not per thread). So no thread short, and what
+    threads have beyond n is the n of those that have nothing."""
+    per = {}
+    for tid, es in ev.get(pid, {}).items():
+        per[es[0][0]] = len(es) + lost[pid][tid]
+    bare = sorted(v for tid, v in lost[pid].items() if v and tid not in ev.get(pid, {}))
+    short = sorted((t, k) for t, k in per.items() if k < n) + [v for v in bare if v < n]
+    absent = nt - len(per) - len(bare)
+    beyond = sum(k - n for k in list(per.values()) + bare if k > n)
+    c.check(not short and absent >= 0 and beyond == absent * n,
+            "%s pid %d: %d threads with events, %d with a count only, %d with neither: "
+            "short of %d %s; beyond %d: %d" % (what, pid, len(per), len(bare), absent, n,
+                                                short[:8], n, beyond))
 
 
 def sanitizer_hangs(stderr):

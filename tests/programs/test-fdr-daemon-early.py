@@ -67,8 +67,9 @@ is read with bt2, per process and thread: recorded + discarded == emitted
            thread holds the writers 10 s to move the idle main thread
            (FDR_TEST_MOVE_HOLD=long): a writer waits ~3 s for a hold,
            then counts its event; per thread recorded + discarded ==
-           emitted in fdrd's trace and in the own (before: counted in the
-           own only)
+           emitted in the own trace, and in fdrd's none short and at most
+           8 over (an event waited out before the move is counted by the
+           hand-over too; before: not at all, counted in the own only)
   spawn    fork + exec and system(): the exec'd image and the command
            system() runs each arrive under their own process directory
 
@@ -81,6 +82,7 @@ support after a multi-threaded fork).
 
 Break it (fdr__writers_move a no-op, or fdr__daemon_settle returning at
 once) and brood, short and idle fail with the processes that are missing."""
+import collections
 import os
 import re
 import signal
@@ -315,25 +317,7 @@ if want("flush"):
 LN_T, LN_N = 100, 2000
 
 
-def exact_threads(what, ev, lost, pid, nt, n):
-    """Every one of pid's nt threads: its n events, or counted, on it (a
-    thread whose every event was counted has none to say its t). Or, for
-    a thread with neither events nor a count of its own, its n counted in
-    another thread's packet: what a thread recorded while no ring of the
-    route was free is counted in the next ring of it taken (docs/daemon.md:
-    exact per process, not per thread). So no thread short, and what
-    threads have beyond n is the n of those that have nothing."""
-    per = {}
-    for tid, es in ev.get(pid, {}).items():
-        per[es[0][0]] = len(es) + lost[pid][tid]
-    bare = sorted(v for tid, v in lost[pid].items() if tid not in ev.get(pid, {}))
-    short = sorted((t, k) for t, k in per.items() if k < n) + [v for v in bare if v < n]
-    absent = nt - len(per) - len(bare)
-    beyond = sum(k - n for k in list(per.values()) + bare if k > n)
-    c.check(not short and absent >= 0 and beyond == absent * n,
-            "%s pid %d: %d threads with events, %d with a count only, %d with neither: "
-            "short of %d %s; beyond %d: %d" % (what, pid, len(per), len(bare), absent, n,
-                                                short[:8], n, beyond))
+exact_threads = h.early_exact_threads
 
 
 def many_output(what, rep, nt, n, stop_fdrd=False, before_end=None, how=None, **more):
@@ -594,7 +578,23 @@ if want("held"):
     counts[2] = 1  # main's one event
     s.fdr("destroy", "HE2")
     ev, lost, dirs = finish("HE", out)
-    kept = check_proc("held", ev, lost, q.pid, counts)
+    # fdrd's trace: no thread short. A thread that waited out the hold
+    # before the move gave it its lane has that event counted twice there:
+    # in its own ring, whose count the hand-over of its past brings, and
+    # in the lanes' count kept for after the move (writer.c: over, never
+    # under; CI at load 15: one thread over by 1). At most one such event
+    # per ~3 s wait of a 10 s hold: 4 per thread.
+    got = collections.Counter()
+    for tid, es in ev.get(q.pid, {}).items():
+        got[es[0][0]] += len(es) + lost[q.pid][tid]
+    orphan = sum(v for tid, v in lost[q.pid].items() if tid not in ev.get(q.pid, {}))
+    short = {t: (got[t], n) for t, n in counts.items() if got[t] < n}
+    over = sum(got.values()) + orphan - sum(counts.values())
+    c.check(not short and 0 <= over <= 4 * 2 and set(got) <= set(counts),
+            "held pid %d: per t recorded + discarded %s (+%d on no thread's events), emitted "
+            "%s: short %s, over by %d (at most 8)" % (q.pid, dict(got), orphan, counts, short,
+                                                      over))
+    kept = sum(len(es) for es in ev.get(q.pid, {}).values())
     oev, olost, odirs = read(own)
     check_proc("held (own trace)", oev, olost, q.pid, counts)
     summary.append("held: 2 threads, %d events through a 10 s hold: %d in fdrd's trace, the "

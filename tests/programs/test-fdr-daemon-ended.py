@@ -32,8 +32,9 @@ enable T ses:tick`), without waiting for a route, and ends at once
   resume  a program makes 100 rings while fdrd is stopped, its socket
           small (FDR_TEST_SNDBUF=8192); SIGCONT, and fdrd answers while
           the program still waits to send them; it exits: exact per
-          thread (a thread that ends waiting for a ring of the route
-          leaves its past to fdrd's copy)
+          thread, or a thread's count on another with none of its own
+          (a thread that ends waiting for a ring of the route leaves its
+          past to fdrd's copy)
   exec    5 programs fork a child that records N and execs /bin/true
   two     10 programs whose second thread records N into a ring it makes
           after the registration, then raise(SIGKILL), their fdr-daemon
@@ -267,15 +268,16 @@ c.check(p.returncode == 0, "resume: exit status %s" % p.returncode)
 c.check("recording into an fdrd trace" in err, "resume: never routed: %s" % err[-300:])
 ev, lost, dirs = finish("resume", out)
 h.early_check("resume", ev, lost, p.pid, {t: N for t in range(100)})
-# Per thread: each has its events or its count on its own tid. A thread
-# that ended waiting for a ring of the route, its events in its own ring,
-# counted them in another thread's stream while fdrd copied them too (1
-# run in 5: 50 to 400 of 5,000 counted twice); it leaves them to fdrd now.
-tids = set(ev.get(p.pid, {})) | {tid for tid, n in lost[p.pid].items() if n}
-c.check(not lost[p.pid][0] and len(tids) == 100 and
-        all(len(ev.get(p.pid, {}).get(tid, [])) + lost[p.pid][tid] == N for tid in tids),
-        "resume: per thread recorded + discarded == %d: %s" %
-        (N, {tid: (len(ev.get(p.pid, {}).get(tid, [])), lost[p.pid][tid]) for tid in tids}))
+# Per thread: each has its events or its count on its own tid, or, for a
+# thread with neither, its N counted in another thread's packet (a thread
+# that recorded while no ring of the route was free: docs/daemon.md, exact
+# per process, not per thread; README's make test at load 15: 4 threads'
+# counts on 4 others). A thread that ended waiting for a ring of the
+# route, its events in its own ring, counted them in another thread's
+# stream while fdrd copied them too (1 run in 5: 50 to 400 of 5,000
+# counted twice): an excess no absent thread explains, which fails here.
+c.check(not lost[p.pid][0], "resume: a count on no thread: %d" % lost[p.pid][0])
+h.early_exact_threads("resume", ev, lost, p.pid, 100, N)
 summary.append("resume: 100 threads x %d events, fdrd answering while the program "
                "waits to send: %d recorded, the rest counted" %
                (N, sum(len(v) for v in ev.get(p.pid, {}).values())))

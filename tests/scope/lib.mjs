@@ -60,6 +60,18 @@ export async function waitFor(cond, what, ms = 90000) {
 // Linux (the clock scope-prog writes into scope:tick's mono field).
 export const monoNs = () => process.hrtime.bigint();
 
+// When process pid started (clock ticks since boot), or null: with the
+// pid, who it is (pids wrap at 32768: a pid noted long ago may be another
+// test's process now).
+export function procStart(pid) {
+  try {
+    const st = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return st.slice(st.lastIndexOf(")") + 2).split(" ")[19];
+  } catch (e) {
+    return null;
+  }
+}
+
 export function pidAlive(pid) {
   try {
     const st = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -103,7 +115,7 @@ export class Session {
     this.home = path.join(this.work, "home");
     fs.mkdirSync(this.home);
     this.pidsFile = path.join(this.work, "pids");
-    this.pids = new Set();
+    this.pids = new Map();   // pid: its start time (procStart), killed at the end only if the same
     this.procs = [];
     this.browsers = [];
     const env = {};
@@ -141,7 +153,7 @@ export class Session {
   note(pid) {
     if (!pid || this.pids.has(pid))
       return;
-    this.pids.add(pid);
+    this.pids.set(pid, procStart(pid));
     let exe = "";
     try {
       exe = path.basename(fs.readlinkSync(`/proc/${pid}/exe`));
@@ -160,9 +172,13 @@ export class Session {
     for (const p of this.procs)
       if (p.exitCode === null && p.signalCode === null)
         try { p.kill("SIGKILL"); } catch (e) { /* gone */ }
-    this.noteDaemon();
-    for (const pid of this.pids)
-      if (pidAlive(pid))
+    const d = this.daemonPid();
+    try {
+      if (d && fs.readlinkSync(`/proc/${d}/exe`) === fs.realpathSync(A.fdrd))
+        this.note(d);
+    } catch (e) { /* gone */ }
+    for (const [pid, start] of this.pids)
+      if (start !== null && procStart(pid) === start && pidAlive(pid))
         try { process.kill(pid, "SIGKILL"); } catch (e) { /* gone */ }
   }
 
