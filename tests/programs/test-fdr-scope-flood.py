@@ -9,8 +9,8 @@ having sent the start of a request without the token and never its end
 the flood holds (1,000 connections established before and after), the
 page's request for /api/info with the token is answered 200 at the first
 try, five times; the figures printed are the slowest answer and how long
-the scope kept a half-open connection (about a second: the gate's
-limit). Before the gate, 64 such connections took every slot of the
+the scope kept a half-open connection (about 15 s: the gate's limit,
+longer than a browser keeps a connection it opened ahead unused). Before the gate, 64 such connections took every slot of the
 server for its 30 s timeout, and a new connection was closed unanswered.
 
 No bet on time: each wait is bounded by a minute (session_helpers), and

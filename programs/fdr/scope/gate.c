@@ -15,10 +15,14 @@
  * token: the user's page.
  *
  * What the gate holds instead is cheap (a descriptor and 40 bytes) and
- * bounded: a connection without the token after GATE_NS (about a second)
- * is closed; one whose request ended (a blank line) without it is
+ * bounded: a connection without the token after GATE_NS (15 s) is
+ * closed. Not sooner: a browser opens connections ahead of its requests
+ * and keeps an unused one up to 10 s (Chromium); one the gate had closed
+ * after a second failed the page's next request
+ * (net::ERR_SOCKET_NOT_CONNECTED, scope-hist at load 15: a browser slow to
+ * use what it opened). One whose request ended (a blank line) without it is
  * answered 403, one that reached 8 KiB without it 431, as the server would
- * (then closed when the client is done sending or its second is up); when
+ * (then closed when the client is done sending or its time is up); when
  * no descriptor or slot is left, the oldest held connection is closed to make room for
  * the new one (a page's request arrives within milliseconds of its connect, so it is
  * never the oldest). This is not HTTP parsing: the gate only looks for
@@ -41,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GATE_NS 1000000000ull /* the time a connection has to show the token */
+#define GATE_NS 15000000000ull /* the time a connection has to show the token */
 #define PEEK_MAX 8192         /* the server's limit on headers, too */
 #define HELD_MAX 16384
 
