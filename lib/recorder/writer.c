@@ -161,8 +161,8 @@ static struct fdr__writer *writer_create(struct fdr__thread *t)
         fdr__writers->prev = w;
     fdr__writers = w;
     t->writer = w;
-    /* Events nested in this thread's first event before it had a buffer
-     * (flight-reentry test): counted now, in the first packet. */
+    /* Events of signal handlers nested in this thread's first event,
+     * before it had a buffer: counted now, in the first packet. */
     w->local_lost0 = discarded_total(w->buf->hdr);
     __atomic_fetch_add(&w->buf->hdr->nested, nested_early, __ATOMIC_RELAXED);
     nested_early = 0;
