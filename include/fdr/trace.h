@@ -80,11 +80,11 @@ static inline __attribute__((format(printf, 1, 2))) void fdr__format_check(const
         char *fdr__p, *fdr__tl, *fdr__tl_slow;                                           \
         int fdr__go;                                                                     \
         FDR__EACH(FDR__BIND_ITEM, __VA_ARGS__)                                           \
-        fdr__go = fdr__reserve((site), (st), 0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__),   \
+        fdr__go = fdr__reserve((site), 0 FDR__EACH(FDR__SIZE_ITEM, __VA_ARGS__),         \
                                &fdr__p, &fdr__tl);                                       \
         if (__builtin_expect(fdr__go > 0, 1)) {                                          \
             FDR__EACH(FDR__PUT_ITEM, __VA_ARGS__)                                        \
-            if (__builtin_expect((st)&FDR__S_MULTI, 0))                                  \
+            if (__builtin_expect(fdr__go & (int)FDR__S_MULTI, 0))                        \
                 fdr__commit_multi((site), fdr__p, fdr__tl);                              \
             else                                                                         \
                 fdr__commit(fdr__p, fdr__tl);                                            \

@@ -345,14 +345,17 @@ void fdr__config_load(void)
      * come yet (what a thread loses to its route is then held by no ring:
      * buffer.c, route_lost, which fdrd sees in the process's first own
      * ring); 2: nor is that shown to fdrd (as in a process that registered
-     * again after fdrd died), so the process sends it at exit (LOST). */
+     * again after fdrd died), so the process sends it at exit (LOST); 3:
+     * only the rings of the first trace that sends any are taken, so that
+     * another trace's slot waits beside a routed primary (daemon.c). */
     const char *nr = getenv("FDR_TEST_NO_RINGS");
     fdr__cfg.test_no_rings = !nr || !*nr            ? 0
                              : strcmp(nr, "1") == 0 ? 1
                              : strcmp(nr, "2") == 0 ? 2
+                             : strcmp(nr, "3") == 0 ? 3
                                                     : -1;
     if (fdr__cfg.test_no_rings < 0) {
-        fdr__warn("FDR_TEST_NO_RINGS=\"%s\" is not valid (1 or 2); using off", nr);
+        fdr__warn("FDR_TEST_NO_RINGS=\"%s\" is not valid (1, 2 or 3); using off", nr);
         fdr__cfg.test_no_rings = 0;
     }
     /* Tests only: SIGKILL in the middle of a thread's hand-over of its
@@ -377,7 +380,10 @@ void fdr__config_load(void)
      * them for 2 s before it stops them (section.c, fdr__writers_move);
      * "long": 10 s, past the ~3 s a writer waits for a hold. */
     const char *mh = getenv("FDR_TEST_MOVE_HOLD");
-    fdr__cfg.test_move_hold = !mh ? 0 : strcmp(mh, "1") == 0 ? 2 : strcmp(mh, "long") == 0 ? 10 : 0;
+    fdr__cfg.test_move_hold = !mh                       ? 0
+                              : strcmp(mh, "1") == 0    ? 2
+                              : strcmp(mh, "long") == 0 ? 10
+                                                        : 0;
     if (mh && *mh && !fdr__cfg.test_move_hold)
         fdr__warn("FDR_TEST_MOVE_HOLD=\"%s\" is not valid (1 or long); using off", mh);
     crash_load();

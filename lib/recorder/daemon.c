@@ -941,6 +941,18 @@ static int read_reply(void)
     return handle_msg(buf, n, fds, nfds);
 }
 
+/* Whether a ring of trace `trace` is taken: always, but in tests
+ * (FDR_TEST_NO_RINGS: none; 3, only the first trace's that sends one). */
+static int test_rings_taken(uint32_t trace)
+{
+    static uint32_t first; /* 0: none yet (fdrd numbers traces from 1) */
+    if (fdr__cfg.test_no_rings != 3)
+        return !fdr__cfg.test_no_rings;
+    if (!first)
+        first = trace;
+    return trace == first;
+}
+
 /* One message of fdrd's, received (read_reply, or the stash). */
 static int handle_msg(const uint64_t *buf, long n, int *fds, int nfds)
 {
@@ -954,7 +966,7 @@ static int handle_msg(const uint64_t *buf, long n, int *fds, int nfds)
         if (b->kind == FDR__BUFFER_DOORBELL)
             fdr__buf_set_doorbell(fds[0]);
         else if ((b->kind == FDR__BUFFER_RING || b->kind == FDR__BUFFER_GROW) &&
-                 b->route && !fdr__cfg.test_no_rings) {
+                 b->route && test_rings_taken(b->trace)) {
             /* Announced ahead of its route: its number is taken too. */
             if (b->route + base > route_max)
                 route_max = b->route + base;

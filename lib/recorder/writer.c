@@ -238,8 +238,9 @@ static void set_end(struct fdr__thread *t, char *tail)
      * generation, then a fence, then pulls `end` down). */
     if (__atomic_load_n(&t->enabled, __ATOMIC_RELAXED) != 1 ||
         __atomic_load_n(&fdr__route_hold, __ATOMIC_RELAXED) ||
-        (t->writer && ((struct fdr__writer *)t->writer)->route_gen !=
-                          __atomic_load_n(&fdr__route_gen, __ATOMIC_RELAXED)))
+        (w && (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_RELAXED) ||
+               __atomic_load_n(&w->nested_lanes, __ATOMIC_RELAXED) ||
+               __atomic_load_n(&w->nested_all, __ATOMIC_RELAXED))))
         __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
 }
 
@@ -739,12 +740,12 @@ static void want_gone(struct fdr__writer *w, uint64_t seq)
  * packet is reused (want_gone); counted here as well, it was counted
  * twice (FDR_OUTPUT, whose every route waits as a lane: 100 threads gave
  * 227k to 313k recorded + discarded for 200k emitted). */
-static void want_count(struct fdr__writer *w, uint32_t sel, int in_own)
+static void want_count(struct fdr__writer *w, uint32_t sel, int in_own, uint64_t n)
 {
     if (in_own)
         return;
     for (uint32_t u = sel & w->route_wanting; u; u &= u - 1)
-        w->want_lost[__builtin_ctz(u)]++;
+        w->want_lost[__builtin_ctz(u)] += n;
 }
 
 static int fdrd_copies(const struct fdr__writer *w, unsigned i);
@@ -766,7 +767,7 @@ static void pending_settle_slot(struct fdr__writer *w, unsigned i)
  * recorded nor counted). Shown to fdrd beside the route's kept count
  * (buffer.c, fdr__buf_route_pending) until handed over. Not for a slot
  * whose past fdrd copies from the own ring it holds (fdrd_copies). */
-static void pending_add(struct fdr__writer *w, uint32_t sel, int in_own)
+static void pending_add(struct fdr__writer *w, uint32_t sel, int in_own, uint64_t n)
 {
     for (uint32_t u = sel & w->route_wanting; u; u &= u - 1) {
         unsigned i = (unsigned)__builtin_ctz(u);
@@ -775,9 +776,9 @@ static void pending_add(struct fdr__writer *w, uint32_t sel, int in_own)
         uint32_t route = __atomic_load_n(&fdr__routes[i], __ATOMIC_ACQUIRE);
         if (w->pending[i] && w->pending_route[i] != route)
             pending_settle_slot(w, i);
-        fdr__buf_route_pending(route, 1, (uint32_t)w->tid);
+        fdr__buf_route_pending(route, (int64_t)n, (uint32_t)w->tid);
         w->pending_route[i] = route;
-        w->pending[i]++;
+        w->pending[i] += n;
     }
 }
 
@@ -962,6 +963,10 @@ static void lanes_busy(struct fdr__writer *w, uint32_t on)
 
 static void nested_lanes_settle(struct fdr__writer *w);
 
+/* Moves w to the current routes. A handler's event meanwhile counts
+ * nothing (nested_keep): the primary ring too may change under it (a
+ * count in the own ring after the hand-over had read it was in no trace,
+ * fdr-daemon-early "wanting", TSan: 1 event of 2,208 short). */
 static void reroute(struct fdr__writer *w, uint64_t now)
 {
     lanes_busy(w, 1);
@@ -1079,7 +1084,7 @@ static int lanes_report(struct fdr__writer *w, uint64_t now)
 static void lanes_release(struct fdr__writer *w, uint64_t now)
 {
     nested_lanes_settle(w);
-    lanes_busy(w, 1); /* and no lane after it */
+    lanes_busy(w, 2); /* and no lane after it (the primary counts alone) */
     for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
         struct fdr__lane *l = &w->lane[i];
         if (!l->buf)
@@ -1443,17 +1448,17 @@ static struct fdr__ledger *ledger_find(struct fdr__ledger *l, uint32_t tid)
  * tid (taken at its first) in the ledger l, or once its entries are all
  * taken in the ledger of another own ring fdrd holds (fdrd reads every
  * own ring's: FDR__LEDGER - 1 threads each, so that the events of a burst
- * of threads are counted per thread), else entry 0 of l (any thread's). A
- * nested event (signal handler) takes no entry: it may have interrupted
- * this very search. */
-static void count_unheld(struct fdr__writer *w, struct fdr__ledger *l, int nested)
+ * of threads are counted per thread), else entry 0 of l (any thread's).
+ * `nested` (signal handlers') events, when not 0, take no entry: they may
+ * have interrupted this very search. */
+static void count_unheld(struct fdr__writer *w, struct fdr__ledger *l, uint64_t nested)
 {
     if (w->ledger != l && !nested) {
         w->ledger_in = ledger_find(l, (uint32_t)w->tid);
         w->ledger = l;
     }
     struct fdr__ledger *e = w->ledger == l && w->ledger_in ? w->ledger_in : &l[0];
-    __atomic_fetch_add(&e->count, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&e->count, nested ? nested : 1, __ATOMIC_RELAXED);
 }
 
 /* Packet seq of an own ring made in the registration window, about to be
@@ -1504,48 +1509,94 @@ static void early_gone(const struct fdr__buf *b, uint64_t seq)
 
 /* An event counted as discarded while nested or paused: in the ring's
  * atomic count, or the ledger's. */
-static void count_nested(struct fdr__writer *w)
+static void count_nested_n(struct fdr__writer *w, uint64_t n)
 {
     struct fdr__ledger *l = unheld(w);
     if (l)
-        count_unheld(w, l, 1);
+        count_unheld(w, l, n);
     else
-        __atomic_fetch_add(&w->buf->hdr->nested, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&w->buf->hdr->nested, n, __ATOMIC_RELAXED);
 }
 
-/* The nested events that the lanes could not count when they came
- * (nested_lanes), counted now in every lane: of every class, so perhaps
- * more than a trace would have taken, never less (as backfill). Its
- * thread, or fdr's while it moves the thread; the handler may add more
- * meanwhile (atomic). */
+static void count_nested(struct fdr__writer *w)
+{
+    count_nested_n(w, 1);
+}
+
+/* Whether w's rings are being changed (reroute, or a move holding the
+ * writers): a handler's event of its thread then counts nothing yet. Not
+ * once its thread is ending (lanes_release): nothing would count it
+ * after, and the primary, the one ring left, changes no more. */
+static int rings_changing(const struct fdr__writer *w)
+{
+    uint32_t busy = __atomic_load_n(&w->lanes_busy, __ATOMIC_RELAXED);
+    return busy == 1 ||
+           (busy != 2 && __atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE));
+}
+
+/* A nested event (or one lost to a pause) kept for nested_lanes_settle,
+ * with `primary` when the primary ring has not counted it either. The
+ * thread's next event takes the slow path, which settles: set_end keeps
+ * `end` down while a count is kept. Async-signal-safe. */
+static void nested_keep(struct fdr__writer *w, int primary)
+{
+    if (__atomic_load_n(&w->lanes_busy, __ATOMIC_RELAXED) == 2) {
+        if (primary) /* its thread is ending: no lane, and none settles */
+            count_nested(w);
+        return;
+    }
+    __atomic_fetch_add(primary ? &w->nested_all : &w->nested_lanes, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->self->end, (char *)NULL, __ATOMIC_RELAXED);
+}
+
+/* The events kept by nested_keep, counted now: in the primary ring those
+ * it had not counted, and all of them in every lane and for every slot
+ * still waiting for its ring, as an event not recorded there is
+ * (want_count, pending_add): of every class, so perhaps more than a trace
+ * would have taken, never less (as backfill). Its thread, or fdr's while
+ * it moves the thread; the handler may add more meanwhile (atomic). */
 static void nested_lanes_settle(struct fdr__writer *w)
 {
-    if (!__atomic_load_n(&w->nested_lanes, __ATOMIC_RELAXED))
+    if (!__atomic_load_n(&w->nested_lanes, __ATOMIC_RELAXED) &&
+        !__atomic_load_n(&w->nested_all, __ATOMIC_RELAXED))
         return;
-    uint64_t n = __atomic_exchange_n(&w->nested_lanes, 0, __ATOMIC_RELAXED);
+    uint64_t p = __atomic_exchange_n(&w->nested_all, 0, __ATOMIC_RELAXED);
+    uint64_t n = __atomic_exchange_n(&w->nested_lanes, 0, __ATOMIC_RELAXED) + p;
+    if (p)
+        count_nested_n(w, p);
     for (uint32_t u = w->lanes_on; u; u &= u - 1)
         __atomic_fetch_add(&w->lane[__builtin_ctz(u)].buf->hdr->nested, n,
                            __ATOMIC_RELAXED);
+    if (w->route_wanting) {
+        /* Counted in the primary ring (count_nested): when that is the
+         * own ring, a slot's ring that comes takes the count from it
+         * (backfill, want_d0). */
+        want_count(w, UINT32_MAX, w->buf == w->local, n);
+        pending_add(w, UINT32_MAX, w->buf == w->local, n);
+    }
 }
 
 /* A nested event of site s (a signal handler's, inside an event of this
- * thread): counted in the lanes of the other traces that take it, as the
- * primary counts it (count_nested). Before, only the primary did: with
- * FDR_OUTPUT, fdrd's traces lost it uncounted. Async-signal-safe: atomic
- * counters, no lock (so not for a slot still waiting for its ring:
- * fdr__buf_route_pending locks). While the interrupted code changes the
- * lanes (reroute, lanes_release) or a move holds the writers, kept for
- * nested_lanes_settle. */
+ * thread), counted in the primary already (count_nested): counted in the
+ * lanes of the other traces that take it too. Before, only the primary
+ * did: with FDR_OUTPUT, fdrd's traces lost it uncounted. Async-signal-
+ * safe: atomic counters, no lock. Kept (nested_keep) while the rings
+ * change, and when a trace that takes it waits for its ring: that count
+ * (want_count) is the thread's own, which the interrupted event may be
+ * writing, and fdr__buf_route_pending locks. Before, such a trace lost
+ * the event uncounted (fdr-daemon-early "wanting"). None after the lanes
+ * are gone (lanes_release). */
 static void nested_lanes(struct fdr__writer *w, const struct fdr__site *s)
 {
-    if (!s->id || !(fdr__site_state(s) & FDR__S_MULTI))
+    if (!s->id || !(fdr__site_state(s) & FDR__S_MULTI) ||
+        __atomic_load_n(&w->lanes_busy, __ATOMIC_RELAXED) == 2)
         return;
-    if (__atomic_load_n(&w->lanes_busy, __ATOMIC_RELAXED) ||
-        __atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE)) {
-        __atomic_fetch_add(&w->nested_lanes, 1, __ATOMIC_RELAXED);
+    uint32_t all = __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED);
+    if (rings_changing(w) ||
+        (all & __atomic_load_n(&w->route_wanting, __ATOMIC_RELAXED))) {
+        nested_keep(w, 0);
         return;
     }
-    uint32_t all = __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED);
     for (uint32_t u = all & w->lanes_on; u; u &= u - 1)
         __atomic_fetch_add(&w->lane[__builtin_ctz(u)].buf->hdr->nested, 1,
                            __ATOMIC_RELAXED);
@@ -1557,16 +1608,18 @@ static void nested_lanes(struct fdr__writer *w, const struct fdr__site *s)
  * as a recorded one is copied (reserve, commit_multi_rest). Before, only
  * the primary counted it: with FDR_OUTPUT, fdrd's traces lost it
  * uncounted. Not `lanes` while a move holds the writers: it changes
- * them (then kept for the lanes the move leaves: nested_lanes). */
+ * them, and the primary may change (then kept for the rings the move
+ * leaves: nested_keep). */
 static void count_paused(struct fdr__writer *w, const struct fdr__site *s, uint8_t st,
                          int lanes)
 {
-    if (st & FDR__S_RECORD)
-        count_nested(w);
-    if (!lanes) {
-        nested_lanes(w, s); /* kept until the move is over */
+    if (!lanes) { /* kept until the move is over */
+        if (st & (FDR__S_RECORD | FDR__S_MULTI))
+            nested_keep(w, (st & FDR__S_RECORD) != 0);
         return;
     }
+    if (st & FDR__S_RECORD)
+        count_nested(w);
     if (!(st & FDR__S_MULTI))
         return;
     uint32_t all = __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED);
@@ -1575,8 +1628,8 @@ static void count_paused(struct fdr__writer *w, const struct fdr__site *s, uint8
                            __ATOMIC_RELAXED);
     if (w->route_wanting) {
         int in_own = w->buf == w->local && (st & FDR__S_RECORD);
-        want_count(w, all, in_own);
-        pending_add(w, all, in_own);
+        want_count(w, all, in_own, 1);
+        pending_add(w, all, in_own, 1);
     }
 }
 
@@ -1595,8 +1648,12 @@ static char *reserve(struct fdr__site *s, size_t payload, int *why, char **tail)
         /* Nested in another event of this thread (signal handler). The
          * section still belongs to the interrupted event: do not leave it. */
         if (w && w->buf) {
-            count_nested(w);
-            nested_lanes(w, s);
+            if (rings_changing(w))
+                nested_keep(w, 1);
+            else {
+                count_nested(w);
+                nested_lanes(w, s);
+            }
         } else /* the interrupted event is this thread's first: no buffer yet */
             nested_early++;
         *why = -EBUSY;
@@ -1690,17 +1747,17 @@ hold_wait:
     if (__atomic_load_n(&fdr__route_hold, __ATOMIC_ACQUIRE)) {
         /* Routes are changing (fdr__writers_hold) since this thread
          * looked: waited for as above; counted, not written, once this
-         * thread waited its ~3 s: in its primary ring, and for the other
-         * traces kept until the move is over (nested_lanes: the move may
-         * be changing the lanes). Before, the primary alone counted it:
-         * with FDR_OUTPUT, fdrd's traces lost it uncounted. */
+         * thread waited its ~3 s: kept until the move is over, then
+         * counted in the rings it leaves, the primary and the others
+         * (nested_keep: the move may be changing them). Before, the
+         * primary alone counted it: with FDR_OUTPUT, fdrd's traces lost
+         * it uncounted. */
         if (!held_once) {
             held_once = 1;
             goto hold_wait;
         }
         if (st & (FDR__S_RECORD | FDR__S_MULTI))
-            count_nested(w);
-        nested_lanes(w, s);
+            nested_keep(w, 1);
         *why = -EBUSY;
         goto out;
     }
@@ -1710,7 +1767,6 @@ hold_wait:
     char *p;
     if (w->route_gen != __atomic_load_n(&fdr__route_gen, __ATOMIC_ACQUIRE)) {
         reroute(w, now);
-        w->end_down = 1; /* fdr__commit_slow */
         /* A change of routes holds the writers, sets the rings, then the
          * states (daemon.c, routes_apply). One that began after this
          * thread looked at the hold may have given the ring and not yet
@@ -1749,9 +1805,9 @@ hold_wait:
          * one, once make_room has moved the thread (a ring that came is
          * handed what the own ring holds, not this event yet). */
         if (w->route_wanting) {
-            want_count(w, all, w->buf == w->local);
+            want_count(w, all, w->buf == w->local, 1);
             pending_add(w, __atomic_load_n(&fdr__class_sel[s->id], __ATOMIC_RELAXED),
-                        w->buf == w->local);
+                        w->buf == w->local, 1);
             /* Each event comes here while a slot waits with the own ring
              * primary: the fast path would record it unshown. */
             if (w->buf == w->local)
@@ -1766,8 +1822,8 @@ hold_wait:
         }
     } else {
         if (w->route_wanting) {
-            want_count(w, all, 0);
-            pending_add(w, all, 0);
+            want_count(w, all, 0, 1);
+            pending_add(w, all, 0, 1);
         }
         if (total > SCRATCH_SIZE) {
             *why = -E2BIG;
@@ -1826,8 +1882,8 @@ commit_multi_rest(uint32_t all, uint32_t sel, char *end, char *tail, uint64_t no
     if (sel)
         lanes_copy(w, sel, __atomic_load_n(&t->pos, __ATOMIC_RELAXED), end, now);
     if (w->route_wanting) {
-        want_count(w, all, w->buf == w->local);
-        pending_add(w, all, w->buf == w->local);
+        want_count(w, all, w->buf == w->local, 1);
+        pending_add(w, all, w->buf == w->local, 1);
     }
     fdr__commit(end, tail);
 }
@@ -1906,19 +1962,6 @@ void fdr__commit_slow(char *end, char *tail)
                          __ATOMIC_RELEASE);
         __atomic_store_n(&t->pos, end, __ATOMIC_RELAXED);
     }
-    if (mw && mw->end_down) {
-        /* This event moved the thread to new routes: its next one takes
-         * the slow path too. A site's state is read before the fast path
-         * (include/fdr/trace.h, FDR__RECORD): a signal handler whose
-         * event moved the thread, between that read and the section of
-         * the event it interrupted, let that event take the fast path on
-         * the state from before the change, not copied into the new
-         * traces, and not counted (fdr-daemon-early "nested", ASan: 1
-         * main:ev of 92,736 missing from fdrd's trace). With `end` down,
-         * it takes the slow path, which reads the state again. */
-        mw->end_down = 0;
-        __atomic_store_n(&t->end, (char *)NULL, __ATOMIC_RELAXED);
-    }
     leave_section(t);
 }
 
@@ -1990,7 +2033,8 @@ static void want_at_exit(struct fdr__writer *w)
         reroute(w, fdr__now());
     if (w->route_wanting)
         fdr__writer_close_packet(w, fdr__now());
-    uint32_t rest = 0; /* slots whose events in the own ring are counted here */
+    nested_lanes_settle(w); /* into want_lost, before it is handed on */
+    uint32_t rest = 0;      /* slots whose events in the own ring are counted here */
     for (uint32_t u = w->route_wanting; u; u &= u - 1) {
         unsigned i = (unsigned)__builtin_ctz(u);
         if (fdrd_copies(w, i)) {

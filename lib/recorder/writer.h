@@ -40,12 +40,14 @@ struct fdr__writer {
     char *idle_pos;    /* its thread's pos when fdr's thread looked (fdr__writers_note) */
     uint32_t pslot;    /* primary slot + 1 when buf is a routed ring */
     uint32_t lanes_on; /* slots whose lane has a ring (not the primary) */
-    /* Nested events (signal handlers) while the lanes were being changed
-     * (lanes_busy, or a move holding the writers), for the lanes to count
-     * once they are not (writer.c, nested_lanes). */
+    /* Nested events (signal handlers) while the rings were being changed
+     * (lanes_busy 1, or a move holding the writers) or a trace waited for
+     * its ring, counted once they are not (writer.c, nested_keep):
+     * nested_all not yet anywhere, nested_lanes in the primary only.
+     * lanes_busy 2: the lanes are gone (thread exit). */
     uint32_t lanes_busy;
     uint64_t nested_lanes;
-    uint32_t end_down;  /* moved by the event under way: `end` down after it */
+    uint64_t nested_all;
     uint32_t multi_sel; /* lanes the event being written is copied to */
     char *multi_start;  /* that event's first byte */
     uint64_t slow_ts;   /* the time of the event the slow path reserved */

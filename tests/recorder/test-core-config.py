@@ -36,7 +36,7 @@ cases = {
     "test-daemon-delay": ("FDR_TEST_DAEMON_DELAY", "soon", True),
     "test-sndbuf": ("FDR_TEST_SNDBUF", "-5", True),
     "test-kill-handing": ("FDR_TEST_KILL_HANDING", "3x", True),
-    "test-no-rings": ("FDR_TEST_NO_RINGS", "3", True),
+    "test-no-rings": ("FDR_TEST_NO_RINGS", "4", True),
     "test-reuse-wait": ("FDR_TEST_REUSE_WAIT", "yes", True),
     "test-move-hold": ("FDR_TEST_MOVE_HOLD", "on", True),
     "output-missing": ("FDR_OUTPUT", out + "/no/such/dir", False),

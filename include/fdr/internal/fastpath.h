@@ -197,17 +197,16 @@ static inline uint64_t fdr__now(void)
 }
 
 /* Enters the tracing section and reserves room for an event of `payload`
- * bytes. `state` is the site state the caller just loaded (not reloaded
- * here: the compiler barrier would force a second load). Returns 1 when the
- * event is reserved on the fast path: the payload goes to *p, and
- * fdr__commit(end, *tail) finishes it. Otherwise the caller goes to the
+ * bytes. Returns 1 when the event is reserved on the fast path: the
+ * payload goes to *p, and fdr__commit(end, *tail) finishes it; with
+ * FDR__S_MULTI also set (5), fdr__commit_multi(s, end, *tail) does (the
+ * event is copied into other fdrd traces too). Otherwise the caller goes to the
  * slow path: fdr__reserve_slow(s, payload, ...) when this returns 0,
  * fdr__reserve_slow(s, (size_t)-1, ...) when it returns -1 (nested: the
  * interrupted event still owns the section), and finishes a non-NULL
  * result with fdr__commit_slow(). Two separate paths at the call site, so
  * that the fast one is straight code that tests nothing again. */
-FDR__INLINE int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload, char **p,
-                             char **tail)
+FDR__INLINE int fdr__reserve(struct fdr__site *s, size_t payload, char **p, char **tail)
 {
     struct fdr__thread *t = &fdr__self;
     uint32_t nested = t->in_section;
@@ -215,12 +214,22 @@ FDR__INLINE int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload,
     uint64_t ts, room, late;
     uint32_t low;
     uint16_t id;
+    uint8_t state;
     /* Observable: a controller that paused tracing (enabled, then `end`
      * pulled down) and ran a membarrier sees this store, or this thread
      * sees `end == NULL` below. Only a compiler barrier here; the
      * controller pays for the fence (lib/recorder/section.c). */
     __atomic_store_n(&t->in_section, 1, __ATOMIC_RELAXED);
     fdr__barrier();
+    /* The site's state again, inside the section. The caller's, read
+     * before it to skip the fields of an event that is off, may be older
+     * than this thread's rings: a signal handler's event in between may
+     * have moved the thread to the routes of a trace that takes this
+     * event too, and raised `end` again. With that state the event went
+     * uncopied and uncounted into the new trace (fdr-daemon-early
+     * "nested", ASan at load: 1 main:ev in ~20 runs). One load from the
+     * line the caller read, beside the clock's. */
+    state = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
     e = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
     /* Relaxed atomic, not plain: a controller closes a quiesced thread's
      * packet (flush) and stores pos; the value is used only with room
@@ -247,7 +256,8 @@ FDR__INLINE int fdr__reserve(struct fdr__site *s, uint8_t state, size_t payload,
     memcpy(q + 2, &low, 4);
     *p = q + FDR__EVENT_HEADER_SIZE;
     *tail = e;
-    return 1;
+    /* Known > 0 to the compiler: the caller tests FDR__S_MULTI only. */
+    return (int)(state & FDR__S_MULTI) | 1;
 }
 
 /* Publishes the event that ends at `end` and leaves the tracing section. */
