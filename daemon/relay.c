@@ -67,6 +67,7 @@
 #include "common/classes.h"
 #include "common/iter.h"
 #include "common/ring.h"
+#include "common/tracedir.h"
 #include "common/tsdl.h"
 #include "log.h"
 #include "relay_wire.h"
@@ -620,9 +621,10 @@ static uint64_t ns_to_cycles(uint64_t ns, uint64_t freq)
  * is older than the beacon (lttng-live stops at a stream whose time goes
  * back). Before, the mtime was the last write's, which could claim the
  * events still waiting for their half period: a slow fdrd at load 30
- * made lttng-live abort. Never before what was sent last. A collector held up
- * for more than STALE_PERIODS periods (a stopped fdrd) is taken for a
- * process that ended: the one case left where a beacon may run ahead. */
+ * made lttng-live abort. Never before what was sent last. A file the
+ * collector has not touched for STALE_PERIODS periods is a process's that
+ * ended, unless fdrd's open mark is still in its directory (tracedir.h):
+ * then the collector is only held up, and the beacon waits for it. */
 static uint64_t beacon_ts(const struct fdrd_relay *r, const struct rproc *p,
                           const struct rstream *s)
 {
@@ -641,7 +643,12 @@ static uint64_t beacon_ts(const struct fdrd_relay *r, const struct rproc *p,
      * are not held at its end. */
     uint64_t stale =
         STALE_PERIODS * period > STALE_MIN_NS ? STALE_PERIODS * period : STALE_MIN_NS;
-    if (ns >= now || now - ns > stale)
+    /* Not while the collector still writes the process (its mark): one
+     * held up past those periods at load 20 had beacons run 3.4 s ahead of
+     * an event it wrote after, and lttng-live stopped (fdr-relay-live60,
+     * CI beside another suite). */
+    if (ns >= now || (now - ns > stale && faccessat(p->dir_fd, FDR__OPEN_FILE_FDRD, F_OK,
+                                                    AT_SYMLINK_NOFOLLOW) != 0))
         ns = now;
     ns -= period;
     int64_t since = (int64_t)ns - p->offset_s * 1000000000;
