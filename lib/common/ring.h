@@ -30,7 +30,8 @@
 #define FDR__BUF_MAGIC 0x46445242u /* "FDRB" */
 #define FDR__CTF_MAGIC 0xC1FC1FC1u
 #define FDR__BUF_HEADER 4096
-#define FDR__LEDGER 128 /* entries of an own ring's ledger (below) */
+#define FDR__LEDGER 128               /* entries of an own ring's ledger (below) */
+#define FDR__LEDGER_CLAIM 0xffffffffu /* an entry's tid while it is being taken */
 
 struct fdr__buf_hdr {
     uint32_t magic;
@@ -84,7 +85,9 @@ struct fdr__buf_hdr {
      * the route slots in `handed`: those the thread counted them in
      * itself when it moved with its past (writer.c, reroute; set after
      * its handed_tid, so a kill in between counts them twice, never
-     * none). Entry 0 is never handed. */
+     * none), or, for the events of a packet reused after it was handed
+     * over to some of those traces, the slots it was handed over to
+     * (writer.c, early_gone). Entry 0 is never handed. */
     struct fdr__ledger {
         uint32_t tid;
         uint32_t handed;

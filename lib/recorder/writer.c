@@ -1412,34 +1412,44 @@ static struct fdr__ledger *unheld(const struct fdr__writer *w)
     return __atomic_load_n(&fdr__buf_ledger, __ATOMIC_ACQUIRE);
 }
 
-/* Thread tid's entry in ledger l, from 1: its tid's, unless an ended
- * thread of that tid handed it over already; else a free one. NULL when
- * all are taken. */
-static struct fdr__ledger *ledger_take(struct fdr__ledger *l, uint32_t tid)
+/* Thread tid's entry in ledger l, from 1, for events already counted in
+ * the route slots of `handed` (0 for a live thread's own entry): its
+ * tid's with those slots (a live thread's is no longer its own once an
+ * ended thread of that tid handed it over), else a free one. A free entry
+ * is claimed first and named last, so that no search for the same tid
+ * with other slots takes it in between. NULL when all are taken. */
+static struct fdr__ledger *ledger_take(struct fdr__ledger *l, uint32_t tid,
+                                       uint32_t handed)
 {
     for (uint32_t k = 1; k < FDR__LEDGER; k++) {
         uint32_t none = 0;
-        if ((__atomic_load_n(&l[k].tid, __ATOMIC_RELAXED) == tid &&
-             !__atomic_load_n(&l[k].handed, __ATOMIC_RELAXED)) ||
-            __atomic_compare_exchange_n(&l[k].tid, &none, tid, 0, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED))
+        if (__atomic_load_n(&l[k].tid, __ATOMIC_ACQUIRE) == tid &&
+            __atomic_load_n(&l[k].handed, __ATOMIC_RELAXED) == handed)
             return &l[k];
+        if (!handed && __atomic_compare_exchange_n(&l[k].tid, &none, tid, 0,
+                                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return &l[k];
+        if (handed && __atomic_compare_exchange_n(&l[k].tid, &none, FDR__LEDGER_CLAIM, 0,
+                                                  __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&l[k].handed, handed, __ATOMIC_RELAXED);
+            __atomic_store_n(&l[k].tid, tid, __ATOMIC_RELEASE); /* after handed */
+            return &l[k];
+        }
     }
     return NULL;
 }
 
-/* Thread tid's entry in ledger l, or once its entries are all taken in
- * the ledger of another own ring fdrd holds (fdrd reads every own ring's:
- * FDR__LEDGER - 1 threads each, so that the events of a burst of threads
- * are counted per thread); NULL when every one is full. */
-static struct fdr__ledger *ledger_find(struct fdr__ledger *l, uint32_t tid)
+/* Thread tid's entry (ledger_take) in ledger l, or in that of another own
+ * ring fdrd holds. */
+static struct fdr__ledger *ledger_find(struct fdr__ledger *l, uint32_t tid,
+                                       uint32_t handed)
 {
-    struct fdr__ledger *e = ledger_take(l, tid);
+    struct fdr__ledger *e = ledger_take(l, tid, handed);
     for (uint32_t i = 0, n = fdr__buf_count(); !e && i < n; i++) {
         struct fdr__buf *b = fdr__buf_at(i);
         if (b && b->early && b->hdr->ledger != l &&
             __atomic_load_n(&b->sent, __ATOMIC_ACQUIRE))
-            e = ledger_take(b->hdr->ledger, tid);
+            e = ledger_take(b->hdr->ledger, tid, handed);
     }
     return e;
 }
@@ -1454,11 +1464,24 @@ static struct fdr__ledger *ledger_find(struct fdr__ledger *l, uint32_t tid)
 static void count_unheld(struct fdr__writer *w, struct fdr__ledger *l, uint64_t nested)
 {
     if (w->ledger != l && !nested) {
-        w->ledger_in = ledger_find(l, (uint32_t)w->tid);
+        w->ledger_in = ledger_find(l, (uint32_t)w->tid, 0);
         w->ledger = l;
     }
     struct fdr__ledger *e = w->ledger == l && w->ledger_in ? w->ledger_in : &l[0];
     __atomic_fetch_add(&e->count, nested ? nested : 1, __ATOMIC_RELAXED);
+}
+
+/* The route slots whose route wants the process's past (backfill): fdrd
+ * copies what the own rings hold for them when the process ends. */
+static uint32_t wants_past(void)
+{
+    uint32_t m = 0;
+    for (unsigned i = 0; i < FDR__ROUTE_SLOTS; i++) {
+        uint32_t route = __atomic_load_n(&fdr__routes[i], __ATOMIC_ACQUIRE);
+        if (route && __atomic_load_n(&fdr__route_backfill[i], __ATOMIC_RELAXED) == route)
+            m |= 1u << i;
+    }
+    return m;
 }
 
 /* Packet seq of an own ring made in the registration window, about to be
@@ -1472,10 +1495,15 @@ static void count_unheld(struct fdr__writer *w, struct fdr__ledger *l, uint64_t 
  * from fdrd's copy uncounted: the exit's packet carrying the ring's
  * discards took the slot of its first packet (a program whose exit found
  * fdrd too busy to answer in 3 s; 5 of 8 threads with no ring of their
- * trace, FDR_TEST_NO_RINGS, each 221 of 2,000 events). Not a packet
- * handed over to a route: fdrd skips it there, and would count it twice.
- * Every event of the packet is counted, selected or not (no route is
- * known yet): an over-count, never a loss. */
+ * trace, FDR_TEST_NO_RINGS, each 221 of 2,000 events). A packet handed
+ * over to a route is not counted for it (fdrd skips the packet there, and
+ * would count it twice): when every route that wants the past has it,
+ * not at all; else in an entry marked with the routes that have it, which
+ * fdrd counts in the others alone (two such traces, only the first's
+ * rings come: the second lost those 221 events, uncounted, on 5 threads
+ * of 8, every run; fdr-daemon-early "kept2"). Every event of the packet
+ * is counted, selected or not (no route is known yet): an over-count,
+ * never a loss. */
 static void early_gone(const struct fdr__buf *b, uint64_t seq)
 {
     if (!__atomic_load_n(&b->sent, __ATOMIC_ACQUIRE) ||
@@ -1487,12 +1515,15 @@ static void early_gone(const struct fdr__buf *b, uint64_t seq)
     const char *slot = fdr__ring_slot(h, &b->geom, seq);
     if (!l || fdr__pkt_check(slot, &b->geom, seq, &hdr) < 0)
         return;
+    uint32_t handed = 0; /* the route slots it was handed over to */
     for (unsigned i = 0; i < 32; i++) {
         uint32_t htid = __atomic_load_n(&h->handed_tid[i], __ATOMIC_RELAXED);
         if ((htid && htid == hdr.tid) ||
             seq < __atomic_load_n(&h->handed_below[i], __ATOMIC_RELAXED))
-            return;
+            handed |= 1u << i;
     }
+    if (handed && !(wants_past() & ~handed))
+        return;
     struct fdr__classes t;
     fdr__registry_classes(&t);
     struct fdr__iter it;
@@ -1503,7 +1534,7 @@ static void early_gone(const struct fdr__buf *b, uint64_t seq)
         n++;
     if (!n)
         return;
-    struct fdr__ledger *e = ledger_find(l, hdr.tid);
+    struct fdr__ledger *e = ledger_find(l, hdr.tid, handed);
     __atomic_fetch_add(&(e ? e : &l[0])->count, n, __ATOMIC_RELAXED);
 }
 
