@@ -102,8 +102,9 @@ struct fdrd_route {
     int failed;      /* a write error was logged */
     int bad_logged;  /* a packet fdrd could not trust was logged */
     unsigned nrings, cap;
-    uint32_t index0;                      /* stream number of ring 0 (resume_dir) */
-    uint32_t nlost;                       /* LOST streams written (fdrd_collect_lost) */
+    uint32_t index0; /* stream number of ring 0 (resume_dir) */
+    uint32_t nlost;  /* LOST streams written (fdrd_collect_lost) */
+    int lost_read;   /* its counts in the own rings taken at its end (route_lost_read) */
     char resume[FDR_PROTO_NAME_CAP + 32]; /* the directory it goes on in, or "" */
     uint64_t held;  /* bytes of its rings, against the trace's budget */
     unsigned spare; /* the larger ring given last (route_spare), from 1; 0: none */
@@ -1062,6 +1063,8 @@ void fdrd_collect_changed(struct fdrd_server *s, struct fdrd_trace *t)
     }
 }
 
+static void route_lost_read(struct fdrd_client *c, struct fdrd_route *r);
+
 void fdrd_collect_stopped(struct fdrd_server *s, struct fdrd_trace *t)
 {
     for (unsigned i = 0; i < s->nclients; i++) {
@@ -1070,8 +1073,10 @@ void fdrd_collect_stopped(struct fdrd_server *s, struct fdrd_trace *t)
         if (!r)
             continue;
         c->col->slot[r->slot] = NULL;
-        if (!c->dead)
+        if (!c->dead) {
+            route_lost_read(c, r); /* before the process hears of it */
             send_route(c, r, t, 0);
+        }
     }
 }
 
@@ -1091,6 +1096,8 @@ void fdrd_collect_destroyed(struct fdrd_server *s, struct fdrd_trace *t)
                 rp = &r->next;
                 continue;
             }
+            if (!c->dead)
+                route_lost_read(c, r);
             *rp = r->next;
             /* The process may still be writing its last packets into
              * these rings: their committed part is what it recorded while
@@ -1260,6 +1267,13 @@ static int count_lost(struct fdrd_client *c, uint32_t route, uint32_t tid, uint6
             r = q;
     if (!count)
         return 0;
+    if (r && r->lost_read) {
+        fdrd_log("client %lu (pid %ld): %llu events of thread %lu lost to route %u, %s: "
+                 "after the trace's end, whose count was taken then",
+                 c->id, (long)c->pid, (unsigned long long)count, (unsigned long)tid,
+                 route, how);
+        return 0;
+    }
     if (!r || count >= FDR__TS_LIMIT || r->nlost >= FDRD_LOST_MAX) {
         fdrd_log("client %lu (pid %ld): %llu events of thread %lu lost to route %u, "
                  "%s (%s): not counted in any trace",
@@ -1316,6 +1330,43 @@ static void lost_all(struct fdrd_client *c)
                            __atomic_load_n(&l->ts, __ATOMIC_RELAXED),
                            "left in its own ring");
         }
+}
+
+/* Route r of a live process ends (its trace stopped or destroyed): the
+ * count the process shows for it in its own rings (ring.h, route_lost)
+ * is taken now, as lost_all takes it at the process's end. libfdr drops
+ * the count of a route that ended (buffer.c, lost_drop) once it hears of
+ * it: before, a process whose trace's rings never came (the trace's
+ * memory budget spent) lost from it everything it recorded, uncounted,
+ * when the trace was stopped while it ran. Read until a stable value
+ * (the process may be updating it: count cleared first, stored last). */
+static void route_lost_read(struct fdrd_client *c, struct fdrd_route *r)
+{
+    if (r->lost_read || !c->col)
+        return;
+    for (unsigned i = 0; i < c->col->nown; i++)
+        for (unsigned k = 0; k < 32; k++) {
+            const struct fdr__route_lost *l = &c->col->own[i].h->route_lost[k];
+            uint64_t n = 0;
+            uint32_t tid = 0;
+            uint64_t ts = 0;
+            for (int tries = 0; tries < 1000 && !n; tries++) {
+                uint64_t n1 = __atomic_load_n(&l->count, __ATOMIC_ACQUIRE);
+                if (!n1 && __atomic_load_n(&l->route, __ATOMIC_RELAXED) != r->id)
+                    break;
+                uint32_t route = __atomic_load_n(&l->route, __ATOMIC_RELAXED);
+                tid = __atomic_load_n(&l->tid, __ATOMIC_RELAXED);
+                ts = __atomic_load_n(&l->ts, __ATOMIC_RELAXED);
+                uint64_t n2 = __atomic_load_n(&l->count, __ATOMIC_ACQUIRE);
+                if (route != r->id)
+                    break;
+                if (n1 && n2)
+                    n = n2;
+            }
+            if (n)
+                count_lost(c, r->id, tid, n, ts, "at the trace's end");
+        }
+    r->lost_read = 1;
 }
 
 /* A thread's copy of its past into ring `index` of route r was under way

@@ -27,7 +27,11 @@ instead, and the trace reads. FDR_TEST_NO_RINGS=2: not shown
 there (as in a process that registered again after fdrd died, which hands
 no own ring over): the process sends it at exit (LOST). The same program
 without the hook: all 2,000 recorded, none discarded (the count is not
-made up).
+made up). And the trace stopped, or destroyed, while the processes live
+(`soak 4 500 hang`, then SIGKILL): fdrd takes the count at the trace's
+end (collect.c, route_lost_read), before libfdr, told the route ended,
+drops it; before, those processes' events were neither in the trace nor
+counted (no directory for them).
 
 Each phase's trace starts after fdrd has routed every process into a gate
 trace, which it does once it has the process's class table: the measured
@@ -60,6 +64,8 @@ PHASES = (("shown", "1", 6, "exit", "left in its own ring"),
           ("killed", "1", 2, "hang", "left in its own ring"),
           ("late", "1", 1, "late", "left in its own ring"),
           ("sent", "2", 6, "exit", "sent at its end"),
+          ("stopped", "1", 2, "stop", "at the trace's end"),
+          ("destroyed", "1", 2, "destroy", "at the trace's end"),
           ("rings", "", 1, "exit", None))
 
 def drain(p):
@@ -83,7 +89,8 @@ for name, hook, procs, end, how in PHASES:
     s.fdr("enable", "gate-" + name, "ses:rare")
     s.fdr("start", "gate-" + name)
     env = dict(s.env, FDR_EVENTS="-ses:*", FDR_TEST_NO_RINGS=hook, FDR_DEBUG="1")
-    ps = [subprocess.Popen([prog, "soak", str(THREADS), str(N), end], env=env,
+    soak_end = "hang" if end in ("stop", "destroy") else end
+    ps = [subprocess.Popen([prog, "soak", str(THREADS), str(N), soak_end], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
           for _ in range(procs)]
     for p in ps:
@@ -91,9 +98,12 @@ for name, hook, procs, end, how in PHASES:
         drain(p)
     s.fdr("destroy", "gate-" + name)
     out = h.early_trace(s, name)
-    if end == "hang":  # its threads have ended: SIGKILL, no exit handler
+    if end in ("hang", "stop", "destroy"):  # its threads have ended
         for p in ps:
             c.check(p.stdout.readline().strip() == "done", "%s: soak said done" % name)
+        if end != "hang":  # the trace ends while the processes live
+            s.fdr(end, name)
+        for p in ps:  # SIGKILL, no exit handler
             p.kill()
     if end == "late":  # the count's time scribbled past any clock, then SIGKILL
         for p in ps:
@@ -107,7 +117,11 @@ for name, hook, procs, end, how in PHASES:
         c.check(p.returncode == (0 if end == "exit" else -9),
                 "%s: session-prog soak: exit %d, stderr %r"
                 % (name, p.returncode, "".join(p.err)[-500:]))
-    ev, lost, dirs = h.early_finish(s, name, out)
+    if end == "destroy":
+        h.early_gone(s)
+        ev, lost, dirs = h.early_read(out)
+    else:
+        ev, lost, dirs = h.early_finish(s, name, out)
     pids = sorted(set(ev) | set(lost))
     for pid in [p.pid for p in ps]:
         recorded = sum(len(e) for e in ev[pid].values())
